@@ -1,0 +1,141 @@
+//! Command-line flags (clap derive): raw values only; `config::Config` and each command validate.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "thresher",
+    version,
+    about = "Crawl sites politely, learn their templates, keep the content."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Crawl from a seed list; resumes from the data directory when run again.
+    Crawl(CrawlArgs),
+    /// Show what a data directory holds.
+    Status(StatusArgs),
+    /// Learn templates on saved pages and write their cleaned text.
+    Clean(CleanArgs),
+    /// Stream the cleaned corpus of a data directory.
+    Export(ExportArgs),
+    /// Show the clusters and templates learned for a host.
+    Inspect(InspectArgs),
+    /// Compare every detector on a dataset with gold text.
+    Eval(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// Seed URLs, one per line (`#` comments and blank lines allowed).
+    #[arg(long, default_value = "seeds.txt")]
+    pub seeds: PathBuf,
+    /// A TOML file read over config/default.toml.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Data directory (sled store; resume state).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Output directory for cleaned text.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Stop after this many pages stored (0 = unlimited).
+    #[arg(long)]
+    pub max_pages: Option<u64>,
+    /// Maximum link hops from a seed.
+    #[arg(long)]
+    pub max_depth: Option<u32>,
+    /// Requests in flight across all origins.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Minimum delay between requests to one origin, e.g. 500ms.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub delay: Option<std::time::Duration>,
+    /// User-Agent header.
+    #[arg(long)]
+    pub user_agent: Option<String>,
+    /// No progress bars or log lines, only errors and the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Data directory.
+    #[arg(long, default_value = "thresher-data")]
+    pub data: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Directories of saved pages: each directory's *.html files are one host's pages.
+    pub site_dirs: Vec<PathBuf>,
+    /// A WARC file of saved responses (pages grouped by host); may be repeated.
+    #[arg(long)]
+    pub warc: Vec<PathBuf>,
+    /// Output directory: OUT/<site>/<page>.txt
+    #[arg(long)]
+    pub out: PathBuf,
+    /// text (TEXT-* clustering + content extraction) or a baseline: node-hash, shingles, table-chunks.
+    #[arg(long, default_value = "text")]
+    pub detector: String,
+    /// TEXT clustering algorithm: text-max, text-max-dice, text-hash, text-mdl.
+    #[arg(long, default_value = "text-max")]
+    pub algorithm: String,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Data directory.
+    #[arg(long, default_value = "thresher-data")]
+    pub data: PathBuf,
+    /// jsonl or text.
+    #[arg(long, default_value = "jsonl")]
+    pub format: String,
+    /// Output file (jsonl) or directory (text); standard output when omitted (jsonl only).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only these hosts (repeatable).
+    #[arg(long)]
+    pub host: Vec<String>,
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The host to inspect.
+    pub host: String,
+    /// Data directory.
+    #[arg(long, default_value = "thresher-data")]
+    pub data: PathBuf,
+    /// Page to show with its template parts marked (URL); default: the first page of the largest cluster.
+    #[arg(long)]
+    pub page: Option<String>,
+    /// Where to write the HTML report.
+    #[arg(long, default_value = "inspect.html")]
+    pub report: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A dataset: DIR/<site>/<page>.html with DIR/<site>/<page>.gold.txt.
+    pub dataset: PathBuf,
+    /// Detector to run, or `all` (every detector and every TEXT algorithm).
+    #[arg(long, default_value = "all")]
+    pub detector: String,
+    /// Also write each detector's outputs under this directory (OUT/<detector>/<site>/<page>.txt).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long, short)]
+    pub quiet: bool,
+}

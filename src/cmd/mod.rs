@@ -1,0 +1,3 @@
+//! One module per `thresher` subcommand: each turns its `cli` args into work and a summary.
+
+pub mod clean;

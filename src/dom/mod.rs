@@ -1,0 +1,17 @@
+//! The HTML front end shared by the crawler and the template engine: bytes are decoded
+//! (`charset`), parsed once with html5ever into a flat `Send` arena with path hashes (`parse`,
+//! `tree`, `paths`), and rendered back to text as lines (`text`).
+
+pub mod charset;
+pub mod parse;
+pub mod paths;
+pub mod text;
+pub mod tree;
+
+pub use parse::{parse_html, Link, MetaRobots, Parsed};
+pub use tree::{Dom, Element, Node, NodeKind, Text};
+
+/// Decode raw HTML bytes (with the HTTP `Content-Type`, if known) and parse them.
+pub fn parse_bytes(bytes: &[u8], content_type: Option<&str>) -> Parsed {
+    parse_html(&charset::decode_html(bytes, content_type).text)
+}

@@ -1,0 +1,542 @@
+//! HTML text → `Parsed`: one synchronous html5ever + markup5ever_rcdom parse that yields the
+//! page's arena `Dom` (with path hashes), its links, `<base href>` and meta robots. The `Rc` DOM
+//! is built and dropped inside `parse_html`, so callers only ever hold `Send` data.
+
+use std::time::{Duration, Instant};
+
+use html5ever::tendril::{StrTendril, TendrilSink};
+use html5ever::{parse_document, ParseOpts};
+use markup5ever_rcdom::{Handle, NodeData, RcDom};
+
+use super::paths::{element_path, text_path, DOCUMENT};
+use super::tree::{flags, Dom, Element, Node, NodeKind, Text, NO_PARENT};
+
+/// Elements whose subtree carries no visible content: skipped entirely (no paths, no text).
+const SKIPPED: &[&str] = &[
+    "script", "style", "noscript", "template", "iframe", "svg", "math", "object", "embed", "canvas",
+];
+
+/// A page's hard cap on arena nodes: a hostile page cannot make one parse unbounded work.
+pub const MAX_NODES: usize = 500_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The `href` as written (unresolved).
+    pub href: String,
+    /// `rel` contains `nofollow`.
+    pub nofollow: bool,
+}
+
+/// `<meta name="robots">` (and `googlebot`-independent) directives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MetaRobots {
+    pub noindex: bool,
+    pub nofollow: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    pub dom: Dom,
+    /// `<a href>` and `<area href>` in document order.
+    pub links: Vec<Link>,
+    /// The first `<base href>`.
+    pub base_href: Option<String>,
+    pub robots: MetaRobots,
+    /// The arena hit `MAX_NODES` and the rest of the page was dropped.
+    pub truncated: bool,
+}
+
+/// Nesting depth beyond which the rest of a document is dropped. html5ever's scope checks walk
+/// the stack of open elements, so deep `<div>` nesting costs O(depth²) (100k levels: two
+/// minutes); browsers cap DOM depth in the same way (Blink: 512).
+pub const MAX_DEPTH: usize = 1500;
+
+/// Parsing stops feeding input after this long (last resort against inputs that are slow in
+/// ways the depth guard does not catch); the page is then `truncated`.
+pub const PARSE_BUDGET: Duration = Duration::from_secs(3);
+
+const CHUNK: usize = 64 * 1024;
+
+/// Parse a decoded HTML document.
+pub fn parse_html(html: &str) -> Parsed {
+    let cut = depth_cut(html.as_bytes(), MAX_DEPTH);
+    let html = &html[..cut.unwrap_or(html.len())];
+    let started = Instant::now();
+    let mut parser = parse_document(RcDom::default(), ParseOpts::default());
+    let mut rest = html;
+    let mut over_budget = false;
+    while !rest.is_empty() {
+        if started.elapsed() > PARSE_BUDGET {
+            over_budget = true;
+            break;
+        }
+        let mut at = rest.len().min(CHUNK);
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        parser.process(StrTendril::from_slice(&rest[..at]));
+        rest = &rest[at..];
+    }
+    let rc = parser.finish();
+    let mut out = Parsed {
+        dom: Dom {
+            nodes: Vec::with_capacity(html.len() / 40 + 16),
+        },
+        links: Vec::new(),
+        base_href: None,
+        robots: MetaRobots::default(),
+        truncated: cut.is_some() || over_budget,
+    };
+    flatten(&rc.document, &mut out);
+    out
+}
+
+/// Byte offset of the tag that would open element number `max_depth + 1` on the stack, counting
+/// only elements that stay open (void and end-tag-optional elements are not counted; comments,
+/// scripts and styles are skipped). `None` when the document never nests that deep.
+fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
+    const UNCOUNTED: &[&[u8]] = &[
+        b"area",
+        b"base",
+        b"br",
+        b"col",
+        b"embed",
+        b"hr",
+        b"img",
+        b"input",
+        b"link",
+        b"meta",
+        b"source",
+        b"track",
+        b"wbr",
+        b"param",
+        b"keygen",
+        b"p",
+        b"li",
+        b"dt",
+        b"dd",
+        b"option",
+        b"optgroup",
+        b"tr",
+        b"td",
+        b"th",
+        b"tbody",
+        b"thead",
+        b"tfoot",
+        b"rb",
+        b"rp",
+        b"rt",
+        b"rtc",
+        b"colgroup",
+        b"caption",
+        b"html",
+        b"head",
+        b"body",
+    ];
+    const RAW: &[&[u8]] = &[
+        b"script",
+        b"style",
+        b"textarea",
+        b"title",
+        b"xmp",
+        b"plaintext",
+    ];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(off) = html[i..].iter().position(|&b| b == b'<') {
+        let lt = i + off;
+        i = lt + 1;
+        if html[i..].starts_with(b"!--") {
+            i = find_from(html, i + 3, b"-->").map_or(html.len(), |e| e + 3);
+            continue;
+        }
+        let closing = html.get(i) == Some(&b'/');
+        let name_at = i + usize::from(closing);
+        let len = html[name_at..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        if len == 0 {
+            continue;
+        }
+        let name = html[name_at..name_at + len].to_ascii_lowercase();
+        let tag_end = find_from(html, name_at + len, b">").unwrap_or(html.len());
+        let self_closing = tag_end > 0 && html[tag_end - 1] == b'/';
+        if closing {
+            if !UNCOUNTED.contains(&name.as_slice()) {
+                depth = depth.saturating_sub(1);
+            }
+        } else if RAW.contains(&name.as_slice()) {
+            let mut close = b"</".to_vec();
+            close.extend_from_slice(&name);
+            let lower_rest = tag_end.min(html.len());
+            i = find_ci(html, lower_rest, &close).unwrap_or(html.len());
+            continue;
+        } else if !self_closing && !UNCOUNTED.contains(&name.as_slice()) {
+            depth += 1;
+            if depth > max_depth {
+                return Some(lt);
+            }
+        }
+        i = tag_end.min(html.len());
+    }
+    None
+}
+
+fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| from + p)
+}
+
+fn find_ci(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+        .map(|p| from + p)
+}
+
+enum Frame {
+    Enter {
+        handle: Handle,
+        parent: u32,
+        parent_path: u64,
+        inherited: u8,
+    },
+    Exit(u32),
+}
+
+/// Iterative pre-order walk (hostile pages nest deeply; recursion would overflow the stack).
+fn flatten(document: &Handle, out: &mut Parsed) {
+    let nodes = &mut out.dom.nodes;
+    nodes.push(Node {
+        parent: NO_PARENT,
+        end: 1,
+        path: DOCUMENT,
+        flags: 0,
+        kind: NodeKind::Document,
+    });
+    let mut stack: Vec<Frame> = vec![Frame::Exit(0)];
+    push_children(&mut stack, document, 0, DOCUMENT, 0);
+
+    while let Some(frame) = stack.pop() {
+        let (handle, parent, parent_path, inherited) = match frame {
+            Frame::Exit(at) => {
+                let end = nodes.len() as u32;
+                nodes[at as usize].end = end;
+                continue;
+            }
+            Frame::Enter {
+                handle,
+                parent,
+                parent_path,
+                inherited,
+            } => (handle, parent, parent_path, inherited),
+        };
+        if nodes.len() >= MAX_NODES {
+            out.truncated = true;
+            continue;
+        }
+        match &handle.data {
+            NodeData::Text { contents } => {
+                let raw = contents.borrow();
+                let text = normalise_space(&raw);
+                if text.is_empty() {
+                    continue;
+                }
+                let first = raw.chars().next().is_some_and(char::is_whitespace);
+                let last = raw.chars().next_back().is_some_and(char::is_whitespace);
+                nodes.push(Node {
+                    parent,
+                    end: nodes.len() as u32 + 1,
+                    path: text_path(parent_path, &text),
+                    flags: inherited,
+                    kind: NodeKind::Text(Text {
+                        text,
+                        space_before: first,
+                        space_after: last,
+                    }),
+                });
+            }
+            NodeData::Element { name, attrs, .. } => {
+                let tag: &str = &name.local;
+                if SKIPPED.contains(&tag) {
+                    continue;
+                }
+                let attrs = attrs.borrow();
+                let attr = |key: &str| -> Option<&str> {
+                    attrs
+                        .iter()
+                        .find(|a| &*a.name.local == key)
+                        .map(|a| &*a.value)
+                };
+                let mut own = inherited;
+                if tag == "head" {
+                    own |= flags::IN_HEAD;
+                }
+                if is_hidden(&attr) {
+                    own |= flags::HIDDEN;
+                }
+                match tag {
+                    "a" | "area" => {
+                        if let Some(href) = attr("href") {
+                            own |= flags::IN_LINK;
+                            let nofollow = attr("rel").is_some_and(|r| {
+                                r.split_ascii_whitespace()
+                                    .any(|t| t.eq_ignore_ascii_case("nofollow"))
+                            });
+                            out.links.push(Link {
+                                href: href.trim().to_string(),
+                                nofollow,
+                            });
+                        }
+                    }
+                    "base" if out.base_href.is_none() => {
+                        out.base_href = attr("href").map(|h| h.trim().to_string());
+                    }
+                    "meta" => {
+                        let name = attr("name").unwrap_or("");
+                        if name.eq_ignore_ascii_case("robots") {
+                            if let Some(content) = attr("content") {
+                                for d in content.split(',').map(str::trim) {
+                                    let none = d.eq_ignore_ascii_case("none");
+                                    out.robots.noindex |= none || d.eq_ignore_ascii_case("noindex");
+                                    out.robots.nofollow |=
+                                        none || d.eq_ignore_ascii_case("nofollow");
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                let path = element_path(parent_path, tag);
+                let at = nodes.len() as u32;
+                nodes.push(Node {
+                    parent,
+                    end: at + 1,
+                    path,
+                    flags: own,
+                    kind: NodeKind::Element(Element {
+                        tag: tag.to_string(),
+                        id: attr("id").map(str::to_string),
+                        class: attr("class").map(str::to_string),
+                        role: attr("role").map(str::to_string),
+                    }),
+                });
+                stack.push(Frame::Exit(at));
+                push_children(&mut stack, &handle, at, path, own);
+            }
+            // Comments, doctypes and processing instructions carry no content.
+            _ => {}
+        }
+    }
+}
+
+fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64, inherited: u8) {
+    for child in handle.children.borrow().iter().rev() {
+        stack.push(Frame::Enter {
+            handle: child.clone(),
+            parent,
+            parent_path: path,
+            inherited,
+        });
+    }
+}
+
+fn is_hidden<'a>(attr: &impl Fn(&str) -> Option<&'a str>) -> bool {
+    if attr("hidden").is_some() {
+        return true;
+    }
+    if attr("aria-hidden").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        return true;
+    }
+    attr("style").is_some_and(|s| {
+        let s: String = s
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        s.contains("display:none") || s.contains("visibility:hidden")
+    })
+}
+
+/// Collapse runs of whitespace (Unicode, so NBSP and ideographic space too) to one space; trim.
+pub fn normalise_space(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::paths::path_string;
+
+    fn texts(p: &Parsed) -> Vec<&str> {
+        p.dom
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn text_paths_read_as_in_the_papers() {
+        let p = parse_html("<html><body><h1>Template  Extraction\n</h1></body></html>");
+        let at = p
+            .dom
+            .nodes
+            .iter()
+            .position(|n| matches!(n.kind, NodeKind::Text(_)))
+            .unwrap();
+        assert_eq!(
+            path_string(&p.dom, at),
+            "Document\\<html>\\<body>\\<h1>\\Template Extraction"
+        );
+        let h1 = p.dom.nodes[at].parent as usize;
+        assert_eq!(
+            p.dom.nodes[at].path,
+            text_path(p.dom.nodes[h1].path, "Template Extraction")
+        );
+    }
+
+    #[test]
+    fn scripts_styles_comments_carry_no_paths() {
+        let with = parse_html(
+            "<body><p>x</p><script>var a=1</script><style>p{}</style><!-- c --><noscript>n</noscript></body>",
+        );
+        let without = parse_html("<body><p>x</p></body>");
+        assert_eq!(with.dom.path_set(), without.dom.path_set());
+        assert_eq!(texts(&with), vec!["x"]);
+    }
+
+    #[test]
+    fn subtree_ranges_and_parents_are_consistent() {
+        let p = parse_html("<div><p>a<b>b</b></p><ul><li>c</li><li>d</li></ul></div><p>e</p>");
+        for (i, n) in p.dom.nodes.iter().enumerate().skip(1) {
+            let parent = &p.dom.nodes[n.parent as usize];
+            assert!((n.parent as usize) < i && i < parent.end as usize);
+            assert!(n.end as usize <= parent.end as usize);
+        }
+        let ul = (0..p.dom.len())
+            .find(|&i| p.dom.tag(i) == Some("ul"))
+            .unwrap();
+        assert_eq!(p.dom.children(ul).count(), 2);
+        assert_eq!(texts(&p), vec!["a", "b", "c", "d", "e"]);
+    }
+
+    #[test]
+    fn links_base_and_meta_robots() {
+        let p = parse_html(
+            r#"<head><base href="/b/"><meta name="ROBOTS" content="noindex, NoFollow"></head>
+               <body><a href=" x.html ">x</a><a rel="ugc nofollow" href="y">y</a><a>no href</a>
+               <map><area href="z"></map></body>"#,
+        );
+        assert_eq!(p.base_href.as_deref(), Some("/b/"));
+        assert_eq!(
+            p.robots,
+            MetaRobots {
+                noindex: true,
+                nofollow: true
+            }
+        );
+        let links: Vec<(&str, bool)> = p
+            .links
+            .iter()
+            .map(|l| (l.href.as_str(), l.nofollow))
+            .collect();
+        assert_eq!(links, vec![("x.html", false), ("y", true), ("z", false)]);
+    }
+
+    #[test]
+    fn flags_mark_hidden_links_and_head() {
+        let p = parse_html(
+            r#"<head><title>T</title></head><body><div style="display: none">h</div>
+               <a href="/">l</a><p aria-hidden="true">x</p><p>v</p></body>"#,
+        );
+        let flag_of = |s: &str| {
+            p.dom
+                .nodes
+                .iter()
+                .find(|n| matches!(&n.kind, NodeKind::Text(t) if t.text == s))
+                .unwrap()
+                .flags
+        };
+        assert_eq!(flag_of("T"), flags::IN_HEAD);
+        assert_eq!(flag_of("h"), flags::HIDDEN);
+        assert_eq!(flag_of("l"), flags::IN_LINK);
+        assert_eq!(flag_of("x"), flags::HIDDEN);
+        assert_eq!(flag_of("v"), 0);
+        assert_eq!(p.dom.title().as_deref(), Some("T"));
+    }
+
+    #[test]
+    fn deep_nesting_is_cut_at_max_depth_quickly() {
+        // Regression: 100k nested <div>s took two minutes in html5ever (quadratic scope checks).
+        let html = "<div>".repeat(100_000) + "deep" + &"</div>".repeat(100_000);
+        let started = Instant::now();
+        let p = parse_html(&("<p>before</p>".to_string() + &html));
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(p.truncated);
+        assert_eq!(texts(&p), vec!["before"]);
+    }
+
+    #[test]
+    fn deep_spans_do_not_overflow_the_stack() {
+        let html = "<span>".repeat(MAX_DEPTH) + "deep" + &"</span>".repeat(MAX_DEPTH);
+        let p = parse_html(&html);
+        assert!(!p.truncated);
+        assert!(texts(&p).contains(&"deep"));
+    }
+
+    #[test]
+    fn depth_guard_ignores_unclosed_optional_tags_comments_and_scripts() {
+        let html = "<ul>".to_string()
+            + &"<li><p>x".repeat(5000)
+            + "<!--"
+            + &"<div>".repeat(5000)
+            + "-->"
+            + "<script>"
+            + &"<div>".repeat(5000)
+            + "</SCRIPT>"
+            + "<div/>".repeat(5000).as_str();
+        assert_eq!(depth_cut(html.as_bytes(), 100), None);
+        assert_eq!(depth_cut(b"<div><div><div>", 2), Some(10));
+    }
+
+    #[test]
+    fn whitespace_is_normalised_and_remembered() {
+        let p = parse_html("<p>a<b>\u{a0} bold\n text </b>c</p>");
+        let t: Vec<&Text> = p
+            .dom
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(t[1].text, "bold text");
+        assert!(t[1].space_before && t[1].space_after);
+        assert!(!t[0].space_after && !t[2].space_before);
+    }
+
+    #[test]
+    fn dom_round_trips_through_bytes() {
+        let p = parse_html("<p class=a id=b>x</p>");
+        assert_eq!(Dom::from_bytes(&p.dom.to_bytes()).unwrap(), p.dom);
+    }
+}

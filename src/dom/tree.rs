@@ -1,0 +1,163 @@
+//! The parsed page as a flat arena in document (pre)order: `Send`, serialisable, and the only DOM
+//! the rest of thresher sees (html5ever's `Rc` tree never leaves `dom::parse`).
+//!
+//! Invariants: node 0 is the document; every other node's `parent` is a smaller index; a node's
+//! subtree is exactly the index range `i..nodes[i].end`; `path` is the 64-bit hash of the node's
+//! root-to-node path (DESIGN.md §3), so the page's path set is the set of its nodes' `path`s.
+
+use serde::{Deserialize, Serialize};
+
+/// `parent` of the document node.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// Node flags, inherited from ancestors where the name says "in".
+pub mod flags {
+    /// The node or an ancestor is hidden (`hidden`, `aria-hidden=true`, inline `display:none`).
+    pub const HIDDEN: u8 = 1;
+    /// The node is inside an `<a href>`.
+    pub const IN_LINK: u8 = 2;
+    /// The node is inside `<head>`.
+    pub const IN_HEAD: u8 = 4;
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dom {
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    pub parent: u32,
+    /// One past the last index of this node's subtree.
+    pub end: u32,
+    /// Hash of the root-to-node path (`dom::paths`).
+    pub path: u64,
+    pub flags: u8,
+    pub kind: NodeKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NodeKind {
+    Document,
+    Element(Element),
+    Text(Text),
+}
+
+/// An element with the few attributes content scoring and reports use.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Element {
+    /// Lower-case local name (`div`, `p`, …).
+    pub tag: String,
+    pub id: Option<String>,
+    pub class: Option<String>,
+    /// ARIA `role`, kept because `navigation`/`main`/`article` say what a region is.
+    pub role: Option<String>,
+}
+
+/// A text node, whitespace-normalised (runs collapsed to one space, trimmed, never empty).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Text {
+    pub text: String,
+    /// The raw text began / ended with whitespace: decides whether neighbours join with a space.
+    pub space_before: bool,
+    pub space_after: bool,
+}
+
+impl Dom {
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The page's path set: sorted, without duplicates, the document node excluded.
+    pub fn path_set(&self) -> Vec<u64> {
+        let mut set: Vec<u64> = self.nodes.iter().skip(1).map(|n| n.path).collect();
+        set.sort_unstable();
+        set.dedup();
+        set
+    }
+
+    pub fn element(&self, i: usize) -> Option<&Element> {
+        match &self.nodes.get(i)?.kind {
+            NodeKind::Element(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn text(&self, i: usize) -> Option<&Text> {
+        match &self.nodes.get(i)?.kind {
+            NodeKind::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn tag(&self, i: usize) -> Option<&str> {
+        self.element(i).map(|e| e.tag.as_str())
+    }
+
+    /// Direct children of node `i`, in order.
+    pub fn children(&self, i: usize) -> Children<'_> {
+        Children {
+            dom: self,
+            next: i + 1,
+            end: self.nodes.get(i).map_or(0, |n| n.end as usize),
+        }
+    }
+
+    /// Indices of `i`'s ancestors, nearest first (the document last).
+    pub fn ancestors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut cur = self.nodes.get(i).map_or(NO_PARENT, |n| n.parent);
+        std::iter::from_fn(move || {
+            if cur == NO_PARENT {
+                return None;
+            }
+            let at = cur as usize;
+            cur = self.nodes[at].parent;
+            Some(at)
+        })
+    }
+
+    /// The `<title>` text, if any.
+    pub fn title(&self) -> Option<String> {
+        let at = self.nodes.iter().position(|n| {
+            matches!(&n.kind, NodeKind::Element(e) if e.tag == "title")
+                && n.flags & flags::IN_HEAD != 0
+        })?;
+        let t: Vec<&str> = (at + 1..self.nodes[at].end as usize)
+            .filter_map(|j| self.text(j).map(|t| t.text.as_str()))
+            .collect();
+        let joined = t.join(" ");
+        (!joined.is_empty()).then_some(joined)
+    }
+
+    /// Compact binary encoding for storage.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(self).expect("invariant: a Dom always serialises")
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Dom, postcard::Error> {
+        postcard::from_bytes(bytes)
+    }
+}
+
+pub struct Children<'a> {
+    dom: &'a Dom,
+    next: usize,
+    end: usize,
+}
+
+impl Iterator for Children<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.next >= self.end {
+            return None;
+        }
+        let at = self.next;
+        self.next = self.dom.nodes[at].end as usize;
+        Some(at)
+    }
+}

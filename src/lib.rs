@@ -1,0 +1,16 @@
+//! thresher: a polite crawler that learns each site's page templates while it crawls and keeps the
+//! pages' real content. The components, in data-flow order:
+//!
+//! - `config`: validated settings (defaults in `config/default.toml`, a user file, flags).
+//! - `crawl`: seeds → frontier → politeness gate (robots.txt, Crawl-delay, backoff) → fetch →
+//!   parse → links back to the frontier, page and path set to the store.
+//! - `dom`: bytes → text → html5ever → a flat `Send` arena with DOM path hashes; visible text.
+//! - `store`: the only code that touches sled (frontier, seen set, origins, pages, clusterings).
+//! - `template`: pure template engine (support, MDL, MinHash, TEXT-MDL/HASH/MAX, cleaning).
+//! - `cmd`: one module per subcommand; `cli` holds the raw flags.
+
+pub mod cli;
+pub mod cmd;
+pub mod config;
+pub mod dom;
+pub mod template;
