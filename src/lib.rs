@@ -12,5 +12,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod crawl;
+pub mod detect;
 pub mod dom;
 pub mod template;
