@@ -14,5 +14,7 @@ pub mod cmd;
 pub mod config;
 pub mod crawl;
 pub mod detect;
+pub mod store;
 pub mod dom;
+pub mod progress;
 pub mod template;

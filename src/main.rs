@@ -18,6 +18,10 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     match cli.command {
+        Command::Crawl(args) => {
+            cmd::crawl::run(&args).context("crawl failed")?;
+        }
+        Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => cmd::clean::run(&args).context("clean failed")?,
         other => anyhow::bail!("{other:?}: not implemented yet"),
     }

@@ -1,0 +1,256 @@
+//! `thresher crawl`: config and seeds in, a crawl run on a tokio runtime with progress, Ctrl-C
+//! handling (first: finish in-flight work and flush; second: quit now), a summary out. Running
+//! the same command again resumes from the data directory.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::status::{write_snapshot, HostRow, StatusReport};
+use crate::cli::CrawlArgs;
+use crate::config::{Config, ConfigError, Overrides};
+use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
+use crate::progress::{human_bytes, CrawlStats, LogWriter, Mode, Progress};
+use crate::store::{now_ms, RunInfo, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlCmdError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot read seeds file {path}: {source}")]
+    Seeds {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no valid seed URLs in {0} and nothing queued in the data directory")]
+    NoSeeds(PathBuf),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Crawl(#[from] CrawlError),
+    #[error("cannot create {path}: {source}")]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+pub fn overrides(args: &CrawlArgs) -> Overrides {
+    Overrides {
+        data_dir: args.data.clone(),
+        out_dir: args.out.clone(),
+        max_pages: args.max_pages,
+        max_depth: args.max_depth,
+        concurrency: args.concurrency,
+        delay: args.delay,
+        user_agent: args.user_agent.clone(),
+    }
+}
+
+pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
+    let config = Config::load(args.config.as_deref(), &overrides(args))?;
+    let progress = Progress::new(Mode::detect(args.quiet));
+    init_logging(&progress, args.quiet);
+
+    let text = std::fs::read_to_string(&args.seeds).map_err(|source| CrawlCmdError::Seeds {
+        path: args.seeds.clone(),
+        source,
+    })?;
+    let (seeds, bad) = seeds::parse_seeds(&text);
+    for e in &bad {
+        // Reported even with --quiet: the user's input was skipped.
+        eprintln!("{}: {e}", args.seeds.display());
+    }
+
+    std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
+        path: config.crawl.data_dir.clone(),
+        source,
+    })?;
+    let store = Arc::new(Store::open(&config.crawl.data_dir, config.store.cache_bytes)?);
+    if seeds.is_empty() && store.queue_lengths()?.is_empty() {
+        return Err(CrawlCmdError::NoSeeds(args.seeds.clone()));
+    }
+    let resumed = store.get_meta::<RunInfo>("last_run")?.is_some();
+    let mut info = RunInfo {
+        started_at_ms: now_ms(),
+        ended_at_ms: 0,
+        state: "running".into(),
+        pages_fetched: 0,
+    };
+    store.put_meta("last_run", &info)?;
+    if resumed {
+        progress.println(&format!(
+            "Resuming the crawl in {} ({} pages stored so far).",
+            config.crawl.data_dir.display(),
+            store.sites().iter().map(|(_, c)| c.pages).sum::<u64>()
+        ));
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CrawlCmdError::Runtime)?;
+    let config = Arc::new(config);
+    let stats = Arc::new(CrawlStats::default());
+    let shutdown = CancellationToken::new();
+    let summary = runtime.block_on(async {
+        spawn_ctrl_c(shutdown.clone(), progress.clone());
+        let ticker = spawn_ticker(progress.clone(), stats.clone(), config.crawl.data_dir.clone());
+        let result = crawl::run(
+            config.clone(),
+            store.clone(),
+            &seeds,
+            shutdown.clone(),
+            stats.clone(),
+            None,
+            RunOptions::default(),
+        )
+        .await;
+        ticker.abort();
+        result
+    });
+    progress.tick(&stats);
+    progress.finish();
+    let summary = summary?;
+
+    info.ended_at_ms = now_ms();
+    info.state = if summary.interrupted { "interrupted" } else { "finished" }.into();
+    info.pages_fetched = summary.fetched;
+    store.put_meta("last_run", &info)?;
+    store.flush()?;
+    if let Ok(report) = StatusReport::from_store(&store) {
+        let _ = write_snapshot(&config.crawl.data_dir, &report);
+    }
+    eprint!("{}", render_summary(&summary, &config, args));
+    Ok(summary)
+}
+
+fn init_logging(progress: &Arc<Progress>, quiet: bool) {
+    let default = if quiet { "error" } else { "thresher=info,warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("THRESHER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(LogWriter(progress.clone()))
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+fn spawn_ctrl_c(shutdown: CancellationToken, progress: Arc<Progress>) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        progress.println(
+            "Stopping: finishing requests in flight and saving state (Ctrl-C again to quit now).",
+        );
+        shutdown.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            // sled's log is crash-safe: quitting now loses at most the fetches in flight.
+            eprintln!("Quitting now; run the same command to resume.");
+            std::process::exit(130);
+        }
+    });
+}
+
+fn spawn_ticker(
+    progress: Arc<Progress>,
+    stats: Arc<CrawlStats>,
+    data: PathBuf,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(200));
+        let mut n = 0u64;
+        loop {
+            tick.tick().await;
+            progress.tick(&stats);
+            n += 1;
+            if n % 25 == 0 {
+                let _ = write_snapshot(&data, &live_report(&stats));
+            }
+        }
+    })
+}
+
+/// The status snapshot a running crawl can give without scanning the store.
+fn live_report(stats: &CrawlStats) -> StatusReport {
+    let hosts: Vec<HostRow> = stats
+        .busiest(usize::MAX)
+        .into_iter()
+        .map(|(host, h)| HostRow {
+            host,
+            pages: h.fetched,
+            bytes: 0,
+            queued: h.queued,
+            errors: h.errors,
+        })
+        .collect();
+    StatusReport {
+        generated_at_ms: now_ms(),
+        live: true,
+        last_run: None,
+        pages: stats.stored.load(Relaxed),
+        queued: stats.queued.load(Relaxed),
+        hosts,
+        errors_by_kind: Vec::new(),
+        store_bytes: 0,
+    }
+}
+
+fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let secs = s.elapsed.as_secs_f64().max(1e-9);
+    let _ = writeln!(
+        out,
+        "{} {} responses, {} pages stored, {} errors in {:.1}s ({:.0} pages/s).",
+        if s.interrupted { "Interrupted after" } else { "Crawled" },
+        s.fetched,
+        s.stored,
+        s.errors,
+        secs,
+        s.fetched as f64 / secs
+    );
+    for (kind, n) in &s.errors_by_kind {
+        let _ = writeln!(out, "  {kind:<28} {n:>8}");
+    }
+    for why in &s.left_because {
+        let _ = writeln!(out, "Left queued: {why}.");
+    }
+    let _ = writeln!(
+        out,
+        "Data: {} ({} on disk); cleaned text: {}",
+        config.crawl.data_dir.display(),
+        human_bytes(dir_size(&config.crawl.data_dir)),
+        config.crawl.out_dir.display()
+    );
+    if s.interrupted || s.queued_left > 0 {
+        let mut cmd = format!("thresher crawl --seeds {}", args.seeds.display());
+        if let Some(d) = &args.data {
+            let _ = write!(cmd, " --data {}", d.display());
+        }
+        if let Some(c) = &args.config {
+            let _ = write!(cmd, " --config {}", c.display());
+        }
+        let _ = writeln!(out, "{} URLs still queued. To resume: {cmd}", s.queued_left);
+    }
+    out
+}
+
+fn dir_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}

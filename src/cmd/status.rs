@@ -1,0 +1,198 @@
+//! `thresher status`: what a data directory holds — pages per host, queue sizes, errors by kind,
+//! when the crawl last ran. sled lets one process open a store, so a running crawl writes the
+//! same report to `DATA/status.json` every few seconds and `status` shows that snapshot.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::StatusArgs;
+use crate::store::{RunInfo, Store, StoreError};
+
+pub const SNAPSHOT: &str = "status.json";
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostRow {
+    pub host: String,
+    pub pages: u64,
+    pub bytes: u64,
+    pub queued: u64,
+    pub errors: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatusReport {
+    pub generated_at_ms: u64,
+    /// True when written by a running crawl.
+    pub live: bool,
+    pub last_run: Option<RunInfo>,
+    pub hosts: Vec<HostRow>,
+    pub queued: u64,
+    pub pages: u64,
+    pub errors_by_kind: Vec<(String, u64)>,
+    pub store_bytes: u64,
+}
+
+impl StatusReport {
+    /// Read everything from an open store.
+    pub fn from_store(store: &Store) -> Result<StatusReport, StoreError> {
+        let mut hosts: HashMap<String, HostRow> = HashMap::new();
+        for (site, c) in store.sites() {
+            let row = hosts.entry(site.clone()).or_default();
+            row.host = site;
+            row.pages = c.pages;
+            row.bytes = c.bytes;
+        }
+        let lengths = store.queue_lengths()?;
+        let mut queued = 0;
+        for o in store.origins() {
+            let n = lengths.get(&o.id).copied().unwrap_or(0);
+            queued += n;
+            let host = url::Url::parse(&o.key)
+                .map(|u| crate::crawl::url::site_key(&u))
+                .unwrap_or(o.key);
+            let row = hosts.entry(host.clone()).or_default();
+            row.host = host;
+            row.queued += n;
+        }
+        let mut kinds: HashMap<String, u64> = HashMap::new();
+        for e in store.errors() {
+            let (url, rec) = e?;
+            *kinds.entry(rec.kind).or_default() += 1;
+            if let Ok(u) = url::Url::parse(&url) {
+                let host = crate::crawl::url::site_key(&u);
+                let row = hosts.entry(host.clone()).or_default();
+                row.host = host;
+                row.errors += 1;
+            }
+        }
+        let mut hosts: Vec<HostRow> = hosts.into_values().collect();
+        hosts.sort_by(|a, b| (b.pages, &a.host).cmp(&(a.pages, &b.host)));
+        let mut errors_by_kind: Vec<(String, u64)> = kinds.into_iter().collect();
+        errors_by_kind.sort_by(|a, b| (b.1, &a.0).cmp(&(a.1, &b.0)));
+        Ok(StatusReport {
+            generated_at_ms: crate::store::now_ms(),
+            live: false,
+            last_run: store.get_meta("last_run")?,
+            pages: hosts.iter().map(|h| h.pages).sum(),
+            hosts,
+            queued,
+            errors_by_kind,
+            store_bytes: store.size_on_disk(),
+        })
+    }
+
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        if self.live {
+            let _ = writeln!(s, "A crawl is running; snapshot taken {}.", ago(self.generated_at_ms));
+        }
+        match &self.last_run {
+            None => s.push_str("Last run: never\n"),
+            Some(r) => {
+                let end = if r.ended_at_ms > 0 {
+                    format!("ended {}", ago(r.ended_at_ms))
+                } else if r.state == "running" && !self.live {
+                    "did not record its end (killed?)".to_string()
+                } else {
+                    "still running".to_string()
+                };
+                let _ = writeln!(
+                    s,
+                    "Last run: started {}, {end}; state {}; {} pages fetched",
+                    ago(r.started_at_ms),
+                    if r.state == "running" && !self.live { "killed" } else { &r.state },
+                    r.pages_fetched
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "Pages stored: {}   queued: {}   hosts: {}   store on disk: {}",
+            self.pages,
+            self.queued,
+            self.hosts.len(),
+            crate::progress::human_bytes(self.store_bytes)
+        );
+        if !self.hosts.is_empty() {
+            let _ = writeln!(s, "\n{:<40} {:>8} {:>10} {:>8} {:>7}", "host", "pages", "bytes", "queued", "errors");
+            for h in &self.hosts {
+                let _ = writeln!(
+                    s,
+                    "{:<40} {:>8} {:>10} {:>8} {:>7}",
+                    h.host,
+                    h.pages,
+                    crate::progress::human_bytes(h.bytes),
+                    h.queued,
+                    h.errors
+                );
+            }
+        }
+        if !self.errors_by_kind.is_empty() {
+            let _ = writeln!(s, "\nErrors by kind:");
+            for (k, n) in &self.errors_by_kind {
+                let _ = writeln!(s, "  {k:<28} {n:>8}");
+            }
+        }
+        s
+    }
+}
+
+fn ago(ms: u64) -> String {
+    let now = crate::store::now_ms();
+    let secs = now.saturating_sub(ms) / 1000;
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    format!(
+        "{} ({} ago)",
+        humantime::format_rfc3339_seconds(t),
+        humantime::format_duration(std::time::Duration::from_secs(secs))
+    )
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error("{0} does not exist (no crawl has used it)")]
+    Missing(std::path::PathBuf),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot read the running crawl's snapshot {path}: {message}")]
+    Snapshot {
+        path: std::path::PathBuf,
+        message: String,
+    },
+}
+
+pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
+    print!("{}", report(&args.data)?.render());
+    Ok(())
+}
+
+pub fn report(data: &Path) -> Result<StatusReport, StatusError> {
+    if !data.exists() {
+        return Err(StatusError::Missing(data.to_path_buf()));
+    }
+    match Store::open(data, 16 << 20) {
+        Ok(store) => Ok(StatusReport::from_store(&store)?),
+        Err(StoreError::Locked { .. }) => {
+            let path = data.join(SNAPSHOT);
+            let text = std::fs::read_to_string(&path).map_err(|e| StatusError::Snapshot {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            serde_json::from_str(&text).map_err(|e| StatusError::Snapshot {
+                path,
+                message: e.to_string(),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Write `report` to `DATA/status.json` atomically.
+pub fn write_snapshot(data: &Path, report: &StatusReport) -> std::io::Result<()> {
+    let tmp = data.join(format!("{SNAPSHOT}.tmp"));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?)?;
+    std::fs::rename(tmp, data.join(SNAPSHOT))
+}

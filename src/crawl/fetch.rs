@@ -1,0 +1,334 @@
+//! One HTTP GET, bounded: connect / first-byte / whole-response timeouts, a body cap counted on
+//! decompressed bytes (so a gzip bomb stops at the cap), redirects returned to the caller (each
+//! hop is scope- and robots-checked by the scheduler), and non-HTML bodies never downloaded.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use url::Url;
+
+use crate::config::FetchConfig;
+
+/// What to do when a body exceeds the cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Keep the first `limit` bytes (robots.txt: RFC 9309 reads at least 500 KiB).
+    Truncate,
+    /// Fail with `TooLarge` (pages: a cut page would be stored as if whole).
+    Fail,
+}
+
+/// Which bodies to download.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accept {
+    /// Only text/html and application/xhtml+xml (or no Content-Type and a body that looks like HTML).
+    Html,
+    /// Anything (robots.txt, sitemaps).
+    Any,
+}
+
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// Headers worth storing with the page.
+    pub kept_headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The body hit the cap under `Overflow::Truncate`.
+    pub truncated: bool,
+    /// When the response headers arrived.
+    pub headers_at: Instant,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    /// A 2xx response with its body (a 2xx of the wrong type is `NotHtml`).
+    Ok(Response),
+    /// 3xx with a Location header (raw, unresolved).
+    Redirect { status: u16, location: String },
+    /// 2xx whose Content-Type is not HTML: the body was not downloaded.
+    NotHtml { content_type: String },
+    /// Any other status; the body is not kept.
+    Status {
+        status: u16,
+        retry_after: Option<Duration>,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {kind}")]
+pub struct FetchError {
+    pub url: String,
+    pub kind: FetchErrorKind,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FetchErrorKind {
+    #[error("connect failed: {0}")]
+    Connect(String),
+    #[error("no response headers within {0:?}")]
+    FirstByteTimeout(Duration),
+    #[error("response not complete within {0:?}")]
+    Timeout(Duration),
+    #[error("body larger than {0} bytes")]
+    TooLarge(u64),
+    #[error("connection failed while reading: {0}")]
+    Body(String),
+    #[error("request failed: {0}")]
+    Request(String),
+}
+
+impl FetchErrorKind {
+    /// Worth retrying later (the same request may succeed).
+    pub fn is_transient(&self) -> bool {
+        !matches!(self, FetchErrorKind::TooLarge(_))
+    }
+
+    /// Short stable name for error counts.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FetchErrorKind::Connect(_) => "connect",
+            FetchErrorKind::FirstByteTimeout(_) => "timeout-first-byte",
+            FetchErrorKind::Timeout(_) => "timeout",
+            FetchErrorKind::TooLarge(_) => "too-large",
+            FetchErrorKind::Body(_) => "body",
+            FetchErrorKind::Request(_) => "request",
+        }
+    }
+}
+
+const KEPT_HEADERS: &[&str] = &[
+    "etag",
+    "last-modified",
+    "content-language",
+    "x-robots-tag",
+    "date",
+];
+
+/// Install the rustls crypto provider once per process (reqwest is built without one).
+pub fn ensure_crypto_provider() {
+    // An error means another part of the process installed one first: that is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+#[derive(Clone)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    cfg: FetchConfig,
+}
+
+impl Fetcher {
+    pub fn new(cfg: &FetchConfig) -> Result<Fetcher, FetchError> {
+        ensure_crypto_provider();
+        let client = reqwest::Client::builder()
+            .user_agent(cfg.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(cfg.connect_timeout)
+            .timeout(cfg.total_timeout)
+            .pool_max_idle_per_host(4)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| FetchError {
+                url: String::new(),
+                kind: FetchErrorKind::Request(e.to_string()),
+            })?;
+        Ok(Fetcher {
+            client,
+            cfg: cfg.clone(),
+        })
+    }
+
+    /// GET `url`, reading at most `limit` body bytes.
+    pub async fn get(
+        &self,
+        url: &Url,
+        accept: Accept,
+        limit: u64,
+        overflow: Overflow,
+    ) -> Result<Outcome, FetchError> {
+        let err = |kind| FetchError {
+            url: url.to_string(),
+            kind,
+        };
+        let started = Instant::now();
+        let deadline = tokio::time::Instant::now() + self.cfg.total_timeout;
+        let send = self.client.get(url.as_str()).send();
+        let mut resp = match tokio::time::timeout(self.cfg.first_byte_timeout, send).await {
+            Err(_) => return Err(err(FetchErrorKind::FirstByteTimeout(self.cfg.first_byte_timeout))),
+            Ok(Err(e)) => return Err(err(classify(&e, self.cfg.total_timeout))),
+            Ok(Ok(r)) => r,
+        };
+        let headers_at = Instant::now();
+        let status = resp.status().as_u16();
+        let headers = resp.headers();
+        if (300..400).contains(&status) {
+            if let Some(location) = header_str(headers, LOCATION.as_str()) {
+                return Ok(Outcome::Redirect { status, location });
+            }
+        }
+        if !(200..300).contains(&status) {
+            return Ok(Outcome::Status {
+                status,
+                retry_after: header_str(headers, RETRY_AFTER.as_str())
+                    .and_then(|v| parse_retry_after(&v, std::time::SystemTime::now())),
+            });
+        }
+        let content_type = header_str(headers, CONTENT_TYPE.as_str());
+        if accept == Accept::Html {
+            if let Some(ct) = &content_type {
+                if !is_html_type(ct) {
+                    return Ok(Outcome::NotHtml {
+                        content_type: ct.clone(),
+                    });
+                }
+            }
+        }
+        let kept_headers = KEPT_HEADERS
+            .iter()
+            .filter_map(|&h| header_str(headers, h).map(|v| (h.to_string(), v)))
+            .collect();
+
+        let mut body = Vec::new();
+        let mut truncated = false;
+        loop {
+            let chunk = match tokio::time::timeout_at(deadline, resp.chunk()).await {
+                Err(_) => return Err(err(FetchErrorKind::Timeout(self.cfg.total_timeout))),
+                Ok(Err(e)) => return Err(err(classify(&e, self.cfg.total_timeout))),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(c))) => c,
+            };
+            let room = limit.saturating_sub(body.len() as u64) as usize;
+            if chunk.len() > room {
+                match overflow {
+                    Overflow::Fail => return Err(err(FetchErrorKind::TooLarge(limit))),
+                    Overflow::Truncate => {
+                        body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break;
+                    }
+                }
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if accept == Accept::Html && content_type.is_none() && !looks_like_html(&body) {
+            return Ok(Outcome::NotHtml {
+                content_type: "(none; body is not HTML)".into(),
+            });
+        }
+        tracing::trace!(%url, status, bytes = body.len(), ms = started.elapsed().as_millis() as u64, "fetched");
+        Ok(Outcome::Ok(Response {
+            status,
+            content_type,
+            kept_headers,
+            body,
+            truncated,
+            headers_at,
+        }))
+    }
+}
+
+fn header_str(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.trim().to_string())
+}
+
+fn classify(e: &reqwest::Error, total: Duration) -> FetchErrorKind {
+    // The innermost source usually names the real cause (reset, refused, dns).
+    let mut msg = e.to_string();
+    let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg = s.to_string();
+        src = s.source();
+    }
+    if e.is_timeout() {
+        FetchErrorKind::Timeout(total)
+    } else if e.is_connect() {
+        FetchErrorKind::Connect(msg)
+    } else if e.is_body() || e.is_decode() {
+        FetchErrorKind::Body(msg)
+    } else {
+        FetchErrorKind::Request(msg)
+    }
+}
+
+/// `text/html`, `application/xhtml+xml` (parameters ignored).
+pub fn is_html_type(content_type: &str) -> bool {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    mime == "text/html" || mime == "application/xhtml+xml"
+}
+
+/// A body without Content-Type is HTML when its first non-blank byte opens a tag.
+fn looks_like_html(body: &[u8]) -> bool {
+    let start = body.iter().position(|b| !b.is_ascii_whitespace());
+    let head = &body[start.unwrap_or(body.len())..];
+    let head = head.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(head);
+    head.first() == Some(&b'<')
+}
+
+/// Retry-After: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = httpdate(v)?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+fn httpdate(v: &str) -> Option<std::time::SystemTime> {
+    humantime::parse_rfc3339_weak(&imf_to_rfc3339(v)?).ok()
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT` → `1994-11-06 08:49:37`.
+fn imf_to_rfc3339(v: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    if parts.len() != 6 {
+        return None;
+    }
+    let day: u32 = parts[1].parse().ok()?;
+    let month = MONTHS
+        .iter()
+        .position(|m| parts[2].eq_ignore_ascii_case(m))?
+        + 1;
+    let year: u32 = parts[3].parse().ok()?;
+    Some(format!("{year:04}-{month:02}-{day:02} {}", parts[4]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        let now = humantime::parse_rfc3339_weak("2024-01-01 00:00:00").unwrap();
+        assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_retry_after("Mon, 01 Jan 2024 00:00:30 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 31 Dec 2023 00:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn html_types() {
+        assert!(is_html_type("text/html; charset=utf-8"));
+        assert!(is_html_type("Application/XHTML+XML"));
+        assert!(!is_html_type("application/pdf"));
+        assert!(looks_like_html(b"\n  <!doctype html>"));
+        assert!(!looks_like_html(b"%PDF-1.4"));
+    }
+}

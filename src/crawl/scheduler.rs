@@ -1,0 +1,684 @@
+//! The crawl loop: one task owns every origin's in-memory state (queue cursor, politeness,
+//! robots, in-flight count) and a timer-ordered set of origins ready to start a request; jobs
+//! run as spawned tasks and report back. robots.txt is read before any other URL of an origin.
+//! A crawl is done when no origin has work it may start and nothing is in flight.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use super::fetch::Fetcher;
+use super::politeness::{Backoff, Politeness};
+use super::robots::{RobotsEntry, RobotsPolicy};
+use super::scope::Scope;
+use super::url as urls;
+use super::worker::{self, Ctx, Job, JobResult, TaskOutput, Verdict, WorkerError};
+use super::CrawlError;
+use crate::config::Config;
+use crate::progress::CrawlStats;
+use crate::store::{Commit, EntryKind, Enqueued, QueueEntry, Store};
+
+/// Entries read from sled per refill of an origin's buffer.
+const BUFFER: usize = 32;
+/// Consecutive failed requests after which an origin is set aside for this run.
+const PARK_AFTER_FAILURES: u32 = 10;
+/// Failed robots.txt fetches (5xx / unreachable) after which an origin is set aside.
+const PARK_AFTER_ROBOTS_FAILURES: u32 = 3;
+
+/// A page the crawl stored (for inline template learning).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredPage {
+    pub site: String,
+    pub page_id: u64,
+}
+
+/// Knobs of one run that are not crawl settings.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// After shutdown is requested, how long in-flight requests may finish before they are
+    /// abandoned (their URLs stay queued for the next run).
+    pub grace: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            grace: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CrawlSummary {
+    pub fetched: u64,
+    pub stored: u64,
+    pub errors: u64,
+    pub errors_by_kind: Vec<(String, u64)>,
+    pub queued_left: u64,
+    pub elapsed: Duration,
+    /// Shutdown was requested before the frontier emptied.
+    pub interrupted: bool,
+    /// Why work was left in the queues, if it was (limits, unreachable origins).
+    pub left_because: Vec<String>,
+}
+
+enum Robots {
+    Unknown,
+    Fetching,
+    Known { entry: RobotsEntry, expires: Instant },
+}
+
+/// `SystemTime` deadline → tokio `Instant` (the scheduler's clock).
+fn instant_of(t: std::time::SystemTime) -> Instant {
+    let now = Instant::now();
+    match t.duration_since(std::time::SystemTime::now()) {
+        Ok(d) => now + d,
+        Err(_) => now,
+    }
+}
+
+struct Origin {
+    id: u32,
+    key: String,
+    base: Option<Url>,
+    site: String,
+    /// Entries in sled not yet taken into `buffer` or started.
+    queued: u64,
+    cursor: u64,
+    buffer: VecDeque<(u64, QueueEntry)>,
+    in_flight: usize,
+    polite: Politeness,
+    robots: Robots,
+    failures: u32,
+    robots_failures: u32,
+    /// Set aside for this run (its URLs stay queued).
+    parked: bool,
+    /// Its time in `ready`, if it is there.
+    scheduled: Option<Instant>,
+}
+
+impl Origin {
+    fn has_work(&self) -> bool {
+        self.queued > 0 || !self.buffer.is_empty()
+    }
+}
+
+pub struct Scheduler {
+    ctx: Arc<Ctx>,
+    stats: Arc<CrawlStats>,
+    events: Option<mpsc::UnboundedSender<StoredPage>>,
+    origins: HashMap<u32, Origin>,
+    ready: BTreeSet<(Instant, u32)>,
+    tasks: JoinSet<TaskOutput>,
+    in_flight: usize,
+    pages_in_flight: u64,
+    site_in_flight: HashMap<String, u64>,
+    stored_total: u64,
+    limit_reached: bool,
+    summary: CrawlSummary,
+    errors_by_kind: HashMap<String, u64>,
+    backoff: Backoff,
+}
+
+/// Crawl until the frontier is empty, a limit is reached, or `shutdown` is cancelled.
+pub async fn run(
+    config: Arc<Config>,
+    store: Arc<Store>,
+    seeds: &[Url],
+    shutdown: CancellationToken,
+    stats: Arc<CrawlStats>,
+    events: Option<mpsc::UnboundedSender<StoredPage>>,
+    options: RunOptions,
+) -> Result<CrawlSummary, CrawlError> {
+    let started = std::time::Instant::now();
+    let fetcher = Fetcher::new(&config.fetch).map_err(CrawlError::Client)?;
+    let scope = Scope::new(&config.scope, seeds);
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let ctx = Arc::new(Ctx {
+        config: config.clone(),
+        store: store.clone(),
+        fetcher,
+        scope,
+        cpu: Semaphore::new(cores),
+    });
+
+    // Seeds go through the seen set, so a resumed crawl does not queue them twice.
+    let mut c = Commit::new();
+    for s in seeds {
+        c.discover(urls::origin_key(s), QueueEntry::page(s.to_string(), 0));
+    }
+    store.commit(c)?;
+
+    let mut s = Scheduler {
+        backoff: Backoff {
+            base: config.fetch.backoff_base,
+            max: config.fetch.backoff_max,
+            max_retry_after: config.fetch.max_retry_after,
+        },
+        ctx,
+        stats,
+        events,
+        origins: HashMap::new(),
+        ready: BTreeSet::new(),
+        tasks: JoinSet::new(),
+        in_flight: 0,
+        pages_in_flight: 0,
+        site_in_flight: HashMap::new(),
+        stored_total: store.sites().iter().map(|(_, c)| c.pages).sum(),
+        limit_reached: false,
+        summary: CrawlSummary::default(),
+        errors_by_kind: HashMap::new(),
+    };
+    let lengths = store.queue_lengths()?;
+    for rec in store.origins() {
+        let queued = lengths.get(&rec.id).copied().unwrap_or(0);
+        s.add_origin(rec.id, &rec.key, queued);
+    }
+    for (site, c) in store.sites() {
+        s.stats.host(&site, |h| h.fetched = c.pages);
+    }
+    s.stats.stored.store(s.stored_total, Relaxed);
+
+    let result = s.main_loop(&shutdown, &options).await;
+    store.flush()?;
+    let mut summary = s.finish();
+    summary.elapsed = started.elapsed();
+    result.map(|()| summary)
+}
+
+impl Scheduler {
+    async fn main_loop(
+        &mut self,
+        shutdown: &CancellationToken,
+        options: &RunOptions,
+    ) -> Result<(), CrawlError> {
+        loop {
+            if shutdown.is_cancelled() {
+                self.summary.interrupted = true;
+                return self.drain(options.grace).await;
+            }
+            self.dispatch_ready()?;
+            if self.in_flight == 0 && self.ready.is_empty() {
+                return Ok(());
+            }
+            let wake = self.ready.first().map(|&(t, _)| t);
+            tokio::select! {
+                _ = shutdown.cancelled() => {}
+                Some(joined) = self.tasks.join_next(), if self.in_flight > 0 => {
+                    self.handle(joined)?;
+                }
+                _ = sleep_until(wake), if wake.is_some() => {}
+            }
+        }
+    }
+
+    /// Let in-flight jobs finish for up to `grace`, then abandon them.
+    async fn drain(&mut self, grace: Duration) -> Result<(), CrawlError> {
+        let deadline = Instant::now() + grace;
+        while self.in_flight > 0 {
+            match tokio::time::timeout_at(deadline, self.tasks.join_next()).await {
+                Ok(Some(joined)) => self.handle(joined)?,
+                Ok(None) => break,
+                Err(_) => {
+                    tracing::warn!(
+                        abandoned = self.in_flight,
+                        "shutdown: abandoning in-flight requests (their URLs stay queued)"
+                    );
+                    self.tasks.abort_all();
+                    while self.tasks.join_next().await.is_some() {}
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn add_origin(&mut self, id: u32, key: &str, queued: u64) {
+        let base = Url::parse(key).ok();
+        let site = base.as_ref().map_or_else(|| key.to_string(), urls::site_key);
+        let delay = self.ctx.config.crawl.delay;
+        let mut origin = Origin {
+            id,
+            key: key.to_string(),
+            base,
+            site: site.clone(),
+            queued,
+            cursor: 0,
+            buffer: VecDeque::new(),
+            in_flight: 0,
+            polite: Politeness::new(delay),
+            robots: Robots::Unknown,
+            failures: 0,
+            robots_failures: 0,
+            parked: false,
+            scheduled: None,
+        };
+        if let Ok(Some(entry)) = self.ctx.store.robots::<RobotsEntry>(key) {
+            origin.polite.set_delay(self.effective_delay(&entry.policy));
+            // Kept even when expired: it is refreshed before the next request, and stays in
+            // force if robots.txt is unreachable then.
+            origin.robots = Robots::Known {
+                expires: instant_of(entry.expires_at),
+                entry,
+            };
+        }
+        self.stats.queued.fetch_add(queued, Relaxed);
+        self.stats.host(&site, |h| h.queued += queued);
+        self.origins.insert(id, origin);
+        self.schedule(id);
+    }
+
+    fn effective_delay(&self, policy: &RobotsPolicy) -> Duration {
+        let cfg = &self.ctx.config.crawl;
+        let crawl_delay = policy.crawl_delay().unwrap_or(Duration::ZERO);
+        cfg.delay.max(crawl_delay.min(cfg.max_crawl_delay))
+    }
+
+    /// Put origin `id` in the ready set if it may start something.
+    fn schedule(&mut self, id: u32) {
+        let per_origin = self.ctx.config.crawl.per_origin_concurrency;
+        let Some(o) = self.origins.get_mut(&id) else {
+            return;
+        };
+        let idle = o.in_flight < per_origin && !matches!(o.robots, Robots::Fetching);
+        let wanted = !o.parked && idle && o.has_work() && !self.limit_reached;
+        let at = if wanted {
+            Some(o.polite.ready_at())
+        } else {
+            None
+        };
+        if o.scheduled != at {
+            if let Some(old) = o.scheduled.take() {
+                self.ready.remove(&(old, id));
+            }
+            if let Some(t) = at {
+                self.ready.insert((t, id));
+                o.scheduled = Some(t);
+            }
+        }
+    }
+
+    fn reschedule_at(&mut self, id: u32, at: Instant) {
+        if let Some(o) = self.origins.get_mut(&id) {
+            if let Some(old) = o.scheduled.take() {
+                self.ready.remove(&(old, id));
+            }
+            self.ready.insert((at, id));
+            o.scheduled = Some(at);
+        }
+    }
+
+    fn dispatch_ready(&mut self) -> Result<(), CrawlError> {
+        let now = Instant::now();
+        while self.in_flight < self.ctx.config.crawl.concurrency && !self.limit_reached {
+            let Some(&(t, id)) = self.ready.first() else {
+                break;
+            };
+            if t > now {
+                break;
+            }
+            self.ready.remove(&(t, id));
+            if let Some(o) = self.origins.get_mut(&id) {
+                o.scheduled = None;
+            }
+            self.dispatch(id, now)?;
+            self.schedule(id);
+        }
+        Ok(())
+    }
+
+    /// Start the origin's next job (robots.txt first), if politeness allows.
+    fn dispatch(&mut self, id: u32, now: Instant) -> Result<(), CrawlError> {
+        let cfg = self.ctx.config.clone();
+        let Some(o) = self.origins.get_mut(&id) else {
+            return Ok(());
+        };
+        let robots_stale = match &o.robots {
+            Robots::Unknown => true,
+            Robots::Fetching => return Ok(()),
+            Robots::Known { expires, .. } => *expires <= now,
+        };
+        if let (false, Robots::Known { entry, expires }) = (robots_stale, &o.robots) {
+            if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
+                // robots.txt unreachable: hold the queue (don't consume it) until we may retry.
+                let at = *expires;
+                self.reschedule_at(id, at);
+                return Ok(());
+            }
+        }
+        if robots_stale {
+            let previous = match &o.robots {
+                Robots::Known { entry, .. } => Some(entry.clone()),
+                _ => None,
+            };
+            let Some(base) = o.base.clone() else {
+                o.parked = true;
+                return Ok(());
+            };
+            if let Err(t) = o.polite.try_start(now) {
+                self.reschedule_at(id, t);
+                return Ok(());
+            }
+            o.robots = Robots::Fetching;
+            o.in_flight += 1;
+            self.in_flight += 1;
+            self.stats.in_flight.fetch_add(1, Relaxed);
+            let ctx = self.ctx.clone();
+            self.tasks.spawn(worker::run_task(
+                ctx,
+                Job::Robots {
+                    origin_id: id,
+                    origin: base,
+                    previous,
+                },
+            ));
+            return Ok(());
+        }
+
+        // Skip disallowed entries without touching the server; bounded per call.
+        for _ in 0..256 {
+            let Some((seq, entry)) = self.next_entry(id)? else {
+                return Ok(());
+            };
+            let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+            let site = o.site.clone();
+            if entry.kind == EntryKind::Page {
+                if cfg.crawl.max_pages > 0 && self.stored_total + self.pages_in_flight >= cfg.crawl.max_pages {
+                    o.buffer.push_front((seq, entry));
+                    self.limit_reached = true;
+                    self.note_left(format!("max_pages ({}) reached", cfg.crawl.max_pages));
+                    return Ok(());
+                }
+                let site_pages = self.ctx.store.site_counters(&site).pages
+                    + self.site_in_flight.get(&site).copied().unwrap_or(0);
+                if cfg.crawl.max_pages_per_host > 0 && site_pages >= cfg.crawl.max_pages_per_host {
+                    o.buffer.push_front((seq, entry));
+                    o.parked = true;
+                    let msg = format!(
+                        "max_pages_per_host ({}) reached for {site}",
+                        cfg.crawl.max_pages_per_host
+                    );
+                    self.note_left(msg);
+                    return Ok(());
+                }
+            }
+            let allowed = match (&o.robots, Url::parse(&entry.url)) {
+                (Robots::Known { entry, .. }, Ok(u)) => entry.policy.allowed(&u),
+                _ => true,
+            };
+            if !allowed {
+                self.ctx
+                    .store
+                    .commit(worker::disallowed(id, seq, &entry))?;
+                self.count_error(&site, "robots-disallowed");
+                continue;
+            }
+            if let Err(t) = o.polite.try_start(now) {
+                o.buffer.push_front((seq, entry));
+                self.reschedule_at(id, t);
+                return Ok(());
+            }
+            o.in_flight += 1;
+            self.in_flight += 1;
+            self.stats.in_flight.fetch_add(1, Relaxed);
+            if entry.kind == EntryKind::Page {
+                self.pages_in_flight += 1;
+                *self.site_in_flight.entry(site).or_default() += 1;
+            }
+            let ctx = self.ctx.clone();
+            self.tasks.spawn(worker::run_task(
+                ctx,
+                Job::Entry {
+                    origin_id: id,
+                    seq,
+                    entry,
+                },
+            ));
+            return Ok(());
+        }
+        // Many disallowed entries in a row: come back right away.
+        self.reschedule_at(id, now);
+        Ok(())
+    }
+
+    /// The origin's next queued entry, refilling its buffer from sled.
+    fn next_entry(&mut self, id: u32) -> Result<Option<(u64, QueueEntry)>, CrawlError> {
+        let store = self.ctx.store.clone();
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if o.buffer.is_empty() && o.queued > 0 {
+            let batch = store.queue_from(id, o.cursor, BUFFER)?;
+            if batch.is_empty() {
+                // Counts drifted from the store (should not happen): trust the store.
+                self.stats.queued.fetch_sub(o.queued.min(self.stats.queued.load(Relaxed)), Relaxed);
+                o.queued = 0;
+            }
+            for (seq, entry) in batch {
+                o.cursor = seq + 1;
+                o.buffer.push_back((seq, entry));
+            }
+        }
+        let next = o.buffer.pop_front();
+        if next.is_some() {
+            o.queued = o.queued.saturating_sub(1);
+            self.stats.queued.fetch_sub(1, Relaxed);
+            let site = o.site.clone();
+            self.stats.host(&site, |h| h.queued = h.queued.saturating_sub(1));
+        }
+        Ok(next)
+    }
+
+    fn handle(
+        &mut self,
+        joined: Result<TaskOutput, tokio::task::JoinError>,
+    ) -> Result<(), CrawlError> {
+        let out = match joined {
+            Ok(out) => out,
+            // Aborted at shutdown: the URL stays queued.
+            Err(e) if e.is_cancelled() => return Ok(()),
+            Err(e) => unreachable!("invariant: run_task catches panics: {e}"),
+        };
+        self.in_flight -= 1;
+        self.stats.in_flight.fetch_sub(1, Relaxed);
+        let id = out.origin_id;
+        let site = self.origins.get(&id).map(|o| o.site.clone()).unwrap_or_default();
+        if out.kind == Some(EntryKind::Page) {
+            self.pages_in_flight = self.pages_in_flight.saturating_sub(1);
+            if let Some(n) = self.site_in_flight.get_mut(&site) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        let result = match out.result {
+            Ok(r) => r,
+            Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
+            Err(WorkerError::Panic(msg)) => {
+                // A bug on one page costs that URL for this run (it stays queued), not the crawl.
+                tracing::error!(origin = id, "job panicked: {msg}");
+                if let Some(o) = self.origins.get_mut(&id) {
+                    o.in_flight = o.in_flight.saturating_sub(1);
+                    if matches!(o.robots, Robots::Fetching) {
+                        o.robots = Robots::Unknown;
+                    }
+                }
+                self.count_error(&site, "panic");
+                self.schedule(id);
+                return Ok(());
+            }
+        };
+        let Some(o) = self.origins.get_mut(&id) else {
+            return Ok(());
+        };
+        o.in_flight = o.in_flight.saturating_sub(1);
+        o.polite.completed(result.completed_at);
+        if out.kind.is_some() {
+            self.stats.fetched.fetch_add(1, Relaxed);
+            self.summary.fetched += 1;
+            self.stats.bytes.fetch_add(result.bytes, Relaxed);
+        }
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        match result.verdict {
+            Verdict::Stored { site, page_id } => {
+                o.failures = 0;
+                o.polite.success();
+                self.stored_total += 1;
+                self.summary.stored += 1;
+                self.stats.stored.fetch_add(1, Relaxed);
+                self.stats.host(&site, |h| h.fetched += 1);
+                if let Some(tx) = &self.events {
+                    let _ = tx.send(StoredPage { site, page_id });
+                }
+            }
+            Verdict::Done => {
+                o.failures = 0;
+                o.polite.success();
+            }
+            Verdict::Failed { kind } => {
+                if result.backoff {
+                    o.failures += 1;
+                } else {
+                    o.failures = 0;
+                    o.polite.success();
+                }
+                self.count_error(&site, &kind);
+            }
+            Verdict::Retry { retry_after } => {
+                o.failures += 1;
+                o.polite
+                    .back_off(result.completed_at, retry_after, self.backoff);
+            }
+            Verdict::Robots(policy) => self.robots_arrived(id, policy)?,
+        }
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if result.backoff && !o.parked {
+            if o.failures >= PARK_AFTER_FAILURES {
+                o.parked = true;
+                let msg = format!(
+                    "{} failed {PARK_AFTER_FAILURES} times in a row; set aside for this run",
+                    o.key
+                );
+                tracing::warn!("{msg}");
+                self.note_left(msg);
+            } else if result.seq.is_some() {
+                let wait_from = result.completed_at;
+                let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+                if o.polite.ready_at() <= wait_from {
+                    o.polite.back_off(wait_from, None, self.backoff);
+                }
+            }
+        }
+        self.enqueued(result.enqueued);
+        self.schedule(id);
+        Ok(())
+    }
+
+    fn robots_arrived(&mut self, id: u32, entry: RobotsEntry) -> Result<(), CrawlError> {
+        let cfg = self.ctx.config.clone();
+        let delay = self.effective_delay(&entry.policy);
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        let key = o.key.clone();
+        self.ctx.store.put_robots(&key, &entry)?;
+        let expires = instant_of(entry.expires_at);
+        if entry.unreachable_since.is_some() {
+            // 5xx / unreachable (RFC 9309 §2.3.1.4): disallowed for now (or the last good copy
+            // stays in force); after a few failures in a row, set the origin aside.
+            o.robots_failures += 1;
+            if o.robots_failures >= PARK_AFTER_ROBOTS_FAILURES
+                && matches!(entry.policy, RobotsPolicy::DisallowAll { .. })
+            {
+                o.parked = true;
+                let msg = format!(
+                    "{key}: robots.txt unavailable {} times in a row; its URLs stay queued",
+                    o.robots_failures
+                );
+                tracing::warn!("{msg}");
+                self.note_left(msg);
+            }
+        } else {
+            o.robots_failures = 0;
+        }
+        o.polite.set_delay(delay);
+        let base = o.base.clone();
+        let sitemaps: Vec<String> = if entry.unreachable_since.is_none() {
+            entry.policy.sitemaps().to_vec()
+        } else {
+            Vec::new()
+        };
+        o.robots = Robots::Known { entry, expires };
+        if cfg.robots.sitemaps && !sitemaps.is_empty() {
+            let robots_url = base.as_ref().and_then(|b| b.join("/robots.txt").ok());
+            let mut c = Commit::new();
+            for sm in sitemaps {
+                let Some(u) = robots_url.as_ref().and_then(|b| urls::normalize(b, &sm)) else {
+                    continue;
+                };
+                if self.ctx.scope.check(&u).is_ok() {
+                    c.discover(
+                        urls::origin_key(&u),
+                        QueueEntry {
+                            kind: EntryKind::Sitemap,
+                            ..QueueEntry::page(u.to_string(), 0)
+                        },
+                    );
+                }
+            }
+            if !c.is_empty() {
+                let out = self.ctx.store.commit(c)?;
+                self.enqueued(out.enqueued);
+            }
+        }
+        Ok(())
+    }
+
+    fn enqueued(&mut self, list: Vec<Enqueued>) {
+        for e in list {
+            if !self.origins.contains_key(&e.origin_id) {
+                self.add_origin(e.origin_id, &e.origin_key, 0);
+            }
+            let o = self.origins.get_mut(&e.origin_id).expect("invariant: just added");
+            o.queued += 1;
+            let site = o.site.clone();
+            self.stats.queued.fetch_add(1, Relaxed);
+            self.stats.host(&site, |h| h.queued += 1);
+            self.schedule(e.origin_id);
+        }
+    }
+
+    fn count_error(&mut self, site: &str, kind: &str) {
+        self.summary.errors += 1;
+        *self.errors_by_kind.entry(kind.to_string()).or_default() += 1;
+        self.stats.errors.fetch_add(1, Relaxed);
+        self.stats.host(site, |h| h.errors += 1);
+    }
+
+    fn note_left(&mut self, why: String) {
+        if !self.summary.left_because.contains(&why) {
+            self.summary.left_because.push(why);
+        }
+    }
+
+    fn finish(mut self) -> CrawlSummary {
+        self.summary.queued_left = self
+            .origins
+            .values()
+            .map(|o| o.queued + o.buffer.len() as u64)
+            .sum();
+        let mut kinds: Vec<(String, u64)> = self.errors_by_kind.drain().collect();
+        kinds.sort();
+        self.summary.errors_by_kind = kinds;
+        self.summary
+    }
+}
+
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,503 @@
+//! One dispatched job, from request to commit: fetch a page, sitemap or robots.txt, turn the
+//! response into a `Commit` (page + path set + newly discovered links, or a retry, or an error
+//! record) and apply it. Parsing is CPU work: it runs on the blocking pool behind a semaphore
+//! sized to the cores, and the `Rc` DOM never crosses an `.await`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use url::Url;
+
+use super::fetch::{Accept, FetchError, Fetcher, Outcome, Overflow, Response};
+use super::robots::{may_follow_redirect, RobotsEntry, RobotsFetch};
+use super::scope::Scope;
+use super::{sitemap, url as urls};
+use crate::config::Config;
+use crate::dom;
+use crate::store::{
+    now_ms, Commit, CommitOutcome, EntryKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store,
+    StoreError,
+};
+
+/// What the workers share.
+pub struct Ctx {
+    pub config: Arc<Config>,
+    pub store: Arc<Store>,
+    pub fetcher: Fetcher,
+    pub scope: Scope,
+    /// Bounds parse work in flight to the number of cores.
+    pub cpu: Semaphore,
+}
+
+pub enum Job {
+    Robots {
+        origin_id: u32,
+        origin: Url,
+        /// The cached entry being refreshed (kept in force while the file is unreachable).
+        previous: Option<RobotsEntry>,
+    },
+    Entry {
+        origin_id: u32,
+        seq: u64,
+        entry: QueueEntry,
+    },
+}
+
+#[derive(Debug)]
+pub enum Verdict {
+    /// A page was stored.
+    Stored { site: String, page_id: u64 },
+    /// Done without a page (redirect followed, noindex, not HTML, sitemap read, duplicate).
+    Done,
+    /// Done with an error record.
+    Failed { kind: String },
+    /// Queued again after a transient failure; the origin should back off.
+    Retry { retry_after: Option<Duration> },
+    /// robots.txt was read (or could not be).
+    Robots(RobotsEntry),
+}
+
+pub struct JobResult {
+    pub origin_id: u32,
+    pub seq: Option<u64>,
+    pub verdict: Verdict,
+    /// When the request finished (politeness counts from here).
+    pub completed_at: Instant,
+    pub enqueued: Vec<crate::store::Enqueued>,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// The response was a 429/503 or a transient failure (politeness backs off).
+    pub backoff: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("a parse task panicked: {0}")]
+    Panic(String),
+}
+
+/// What a spawned job hands back: always its origin and kind, even if it panicked.
+pub struct TaskOutput {
+    pub origin_id: u32,
+    /// `None` for a robots.txt fetch.
+    pub kind: Option<EntryKind>,
+    pub result: Result<JobResult, WorkerError>,
+}
+
+/// Run `job`, turning a panic into `WorkerError::Panic` so the scheduler's books stay right.
+pub async fn run_task(ctx: Arc<Ctx>, job: Job) -> TaskOutput {
+    use futures::FutureExt;
+    let (origin_id, kind) = match &job {
+        Job::Robots { origin_id, .. } => (*origin_id, None),
+        Job::Entry {
+            origin_id, entry, ..
+        } => (*origin_id, Some(entry.kind)),
+    };
+    let result = std::panic::AssertUnwindSafe(run_job(ctx, job))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|p| Err(WorkerError::Panic(panic_message(&p))));
+    TaskOutput {
+        origin_id,
+        kind,
+        result,
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+pub async fn run_job(ctx: Arc<Ctx>, job: Job) -> Result<JobResult, WorkerError> {
+    match job {
+        Job::Robots {
+            origin_id,
+            origin,
+            previous,
+        } => Ok(fetch_robots(&ctx, origin_id, &origin, previous.as_ref()).await),
+        Job::Entry {
+            origin_id,
+            seq,
+            entry,
+        } => run_entry(ctx, origin_id, seq, entry).await,
+    }
+}
+
+async fn run_entry(
+    ctx: Arc<Ctx>,
+    origin_id: u32,
+    seq: u64,
+    entry: QueueEntry,
+) -> Result<JobResult, WorkerError> {
+    let mut result = JobResult {
+        origin_id,
+        seq: Some(seq),
+        verdict: Verdict::Done,
+        completed_at: Instant::now(),
+        enqueued: Vec::new(),
+        bytes: 0,
+        backoff: false,
+    };
+    let Ok(url) = Url::parse(&entry.url) else {
+        let c = failure(origin_id, seq, &entry, "bad-url", "unparsable queued URL".into());
+        result.verdict = Verdict::Failed {
+            kind: "bad-url".into(),
+        };
+        ctx.store.commit(c)?;
+        return Ok(result);
+    };
+    let cfg = &ctx.config;
+    let (accept, limit) = match entry.kind {
+        EntryKind::Page => (Accept::Html, cfg.fetch.max_body_bytes),
+        EntryKind::Sitemap => (Accept::Any, cfg.fetch.max_body_bytes.max(50 << 20)),
+    };
+    let fetched = ctx.fetcher.get(&url, accept, limit, Overflow::Fail).await;
+    result.completed_at = Instant::now();
+
+    let mut commit = Commit::new();
+    commit.done(origin_id, seq);
+    match fetched {
+        Ok(Outcome::Ok(resp)) => {
+            result.bytes = resp.body.len() as u64;
+            let (c, verdict) = match entry.kind {
+                EntryKind::Page => {
+                    let ctx2 = ctx.clone();
+                    let permit = ctx.cpu.acquire().await.expect("invariant: semaphore never closed");
+                    let out = tokio::task::spawn_blocking(move || {
+                        process_page(&ctx2, commit, &entry, &url, resp)
+                    })
+                    .await
+                    .map_err(|e| WorkerError::Panic(e.to_string()))?;
+                    drop(permit);
+                    out
+                }
+                EntryKind::Sitemap => process_sitemap(&ctx, commit, &entry, &url, &resp),
+            };
+            let outcome = ctx.store.commit(c)?;
+            result.verdict = match verdict {
+                Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
+                v => v,
+            };
+            result.enqueued = outcome.enqueued;
+            return Ok(result);
+        }
+        Ok(Outcome::Redirect { status, location }) => {
+            result.verdict = redirect(&ctx, &mut commit, &entry, &url, status, &location);
+        }
+        Ok(Outcome::NotHtml { content_type }) => {
+            commit.error(entry.url.clone(), record("not-html", content_type, &entry));
+            result.verdict = Verdict::Failed {
+                kind: "not-html".into(),
+            };
+        }
+        Ok(Outcome::Status {
+            status,
+            retry_after,
+        }) => {
+            let slow_down = status == 429 || status == 503;
+            let transient = slow_down || (500..600).contains(&status);
+            if slow_down || transient {
+                result.backoff = true;
+            }
+            result.verdict = if transient {
+                retry_or_fail(
+                    cfg,
+                    &mut commit,
+                    &entry,
+                    &url,
+                    &format!("http-{status}"),
+                    format!("HTTP {status}"),
+                    retry_after,
+                )
+            } else {
+                let kind = format!("http-{status}");
+                commit.error(entry.url.clone(), record(&kind, format!("HTTP {status}"), &entry));
+                Verdict::Failed { kind }
+            };
+        }
+        Err(FetchError { kind, .. }) => {
+            if kind.is_transient() {
+                result.backoff = true;
+                result.verdict =
+                    retry_or_fail(cfg, &mut commit, &entry, &url, kind.name(), kind.to_string(), None);
+            } else {
+                commit.error(entry.url.clone(), record(kind.name(), kind.to_string(), &entry));
+                result.verdict = Verdict::Failed {
+                    kind: kind.name().into(),
+                };
+            }
+        }
+    }
+    result.enqueued = ctx.store.commit(commit)?.enqueued;
+    Ok(result)
+}
+
+fn record(kind: &str, message: String, entry: &QueueEntry) -> ErrorRecord {
+    ErrorRecord {
+        kind: kind.into(),
+        message,
+        at_ms: now_ms(),
+        attempts: entry.attempts + 1,
+    }
+}
+
+fn failure(origin_id: u32, seq: u64, entry: &QueueEntry, kind: &str, message: String) -> Commit {
+    let mut c = Commit::new();
+    c.done(origin_id, seq)
+        .error(entry.url.clone(), record(kind, message, entry));
+    c
+}
+
+/// Queue the entry again unless it has used up its retries.
+fn retry_or_fail(
+    cfg: &Config,
+    commit: &mut Commit,
+    entry: &QueueEntry,
+    url: &Url,
+    kind: &str,
+    message: String,
+    retry_after: Option<Duration>,
+) -> Verdict {
+    if entry.attempts < cfg.fetch.max_retries {
+        let mut again = entry.clone();
+        again.attempts += 1;
+        commit.requeue(urls::origin_key(url), again);
+        Verdict::Retry { retry_after }
+    } else {
+        commit.error(entry.url.clone(), record(kind, message, entry));
+        Verdict::Failed { kind: kind.into() }
+    }
+}
+
+/// A 3xx: queue the target (its own origin's robots and politeness apply) or record why not.
+fn redirect(
+    ctx: &Ctx,
+    commit: &mut Commit,
+    entry: &QueueEntry,
+    url: &Url,
+    status: u16,
+    location: &str,
+) -> Verdict {
+    let first = entry.via.clone().unwrap_or_else(|| entry.url.clone());
+    let mut fail = |kind: &str, message: String| {
+        commit.error(first.clone(), record(kind, message, entry));
+        Verdict::Failed { kind: kind.into() }
+    };
+    let Some(target) = urls::normalize(url, location) else {
+        return fail("redirect-invalid", format!("HTTP {status} to {location:?}"));
+    };
+    if target.as_str() == entry.url || target.as_str() == first {
+        return fail("redirect-loop", format!("{} redirects back to {target}", entry.url));
+    }
+    if entry.redirects >= ctx.config.fetch.max_redirects {
+        return fail(
+            "redirect-limit",
+            format!("more than {} redirects, last to {target}", ctx.config.fetch.max_redirects),
+        );
+    }
+    if let Err(why) = ctx.scope.check(&target) {
+        return fail("redirect-out-of-scope", format!("to {target}: {why}"));
+    }
+    commit.discover(
+        urls::origin_key(&target),
+        QueueEntry {
+            url: target.to_string(),
+            depth: entry.depth,
+            kind: entry.kind,
+            attempts: 0,
+            redirects: entry.redirects + 1,
+            via: Some(first),
+        },
+    );
+    Verdict::Done
+}
+
+/// Parse, extract links, build the page record (blocking: CPU work).
+fn process_page(
+    ctx: &Ctx,
+    mut commit: Commit,
+    entry: &QueueEntry,
+    url: &Url,
+    resp: Response,
+) -> (Commit, Verdict) {
+    let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
+    let parsed = dom::parse_html(&decoded.text);
+    let header_robots = resp
+        .kept_headers
+        .iter()
+        .find(|(k, _)| k == "x-robots-tag")
+        .map(|(_, v)| v.to_ascii_lowercase())
+        .unwrap_or_default();
+    let noindex = parsed.robots.noindex
+        || header_robots.contains("noindex")
+        || header_robots.contains("none");
+    let nofollow = parsed.robots.nofollow
+        || header_robots.contains("nofollow")
+        || header_robots.contains("none");
+
+    if !nofollow && entry.depth < ctx.config.crawl.max_depth {
+        let base = parsed
+            .base_href
+            .as_deref()
+            .and_then(|b| urls::normalize(url, b))
+            .unwrap_or_else(|| url.clone());
+        for link in parsed.links.iter().filter(|l| !l.nofollow) {
+            let Some(target) = urls::normalize(&base, &link.href) else {
+                continue;
+            };
+            if ctx.scope.check(&target).is_err() {
+                continue;
+            }
+            commit.discover(
+                urls::origin_key(&target),
+                QueueEntry::page(target.to_string(), entry.depth + 1),
+            );
+        }
+    }
+    if noindex {
+        return (commit, Verdict::Done);
+    }
+    let site = urls::site_key(url);
+    let page_id = urls::page_id(url);
+    let paths = parsed.dom.path_set();
+    let meta = PageMeta {
+        url: url.to_string(),
+        requested: entry.via.clone(),
+        site: site.clone(),
+        status: resp.status,
+        content_type: resp.content_type.clone(),
+        headers: resp.kept_headers.clone(),
+        fetched_at_ms: now_ms(),
+        depth: entry.depth,
+        body_bytes: resp.body.len() as u64,
+        encoding: decoded.encoding.name().to_string(),
+        title: parsed.dom.title(),
+        truncated: parsed.truncated,
+    };
+    commit.page(NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths));
+    (commit, Verdict::Stored { site, page_id })
+}
+
+fn process_sitemap(
+    ctx: &Ctx,
+    mut commit: Commit,
+    entry: &QueueEntry,
+    url: &Url,
+    resp: &Response,
+) -> (Commit, Verdict) {
+    let max_urls = ctx.config.robots.max_sitemap_urls as usize;
+    let parsed = match sitemap::parse(&resp.body, ctx.config.fetch.max_body_bytes.max(50 << 20), max_urls) {
+        Ok(s) => s,
+        Err(e) => {
+            commit.error(entry.url.clone(), record("sitemap", e.to_string(), entry));
+            return (
+                commit,
+                Verdict::Failed {
+                    kind: "sitemap".into(),
+                },
+            );
+        }
+    };
+    for (loc, kind, depth) in parsed
+        .urls
+        .iter()
+        .map(|u| (u, EntryKind::Page, entry.depth + 1))
+        .chain(parsed.sitemaps.iter().map(|u| (u, EntryKind::Sitemap, entry.depth)))
+    {
+        let Some(target) = urls::normalize(url, loc) else {
+            continue;
+        };
+        if ctx.scope.check(&target).is_err() || depth > ctx.config.crawl.max_depth {
+            continue;
+        }
+        commit.discover(
+            urls::origin_key(&target),
+            QueueEntry {
+                kind,
+                ..QueueEntry::page(target.to_string(), depth)
+            },
+        );
+    }
+    (commit, Verdict::Done)
+}
+
+/// Fetch `origin`/robots.txt (following redirects as RFC 9309 allows) and decide the entry.
+async fn fetch_robots(
+    ctx: &Ctx,
+    origin_id: u32,
+    origin: &Url,
+    previous: Option<&RobotsEntry>,
+) -> JobResult {
+    let cfg = &ctx.config;
+    let mut url = origin.join("/robots.txt").unwrap_or_else(|_| origin.clone());
+    let mut hops = 0;
+    let mut bytes = 0;
+    let mut body = Vec::new();
+    let fetch = loop {
+        let fetched = ctx
+            .fetcher
+            .get(&url, Accept::Any, cfg.robots.max_bytes, Overflow::Truncate)
+            .await;
+        match fetched {
+            Ok(Outcome::Ok(resp)) => {
+                bytes = resp.body.len() as u64;
+                body = resp.body;
+                break None;
+            }
+            Ok(Outcome::Redirect { status, location }) => {
+                if !may_follow_redirect(hops, &cfg.robots) {
+                    break Some(RobotsFetch::TooManyRedirects);
+                }
+                hops += 1;
+                match urls::normalize(&url, &location) {
+                    Some(next) => url = next,
+                    None => {
+                        break Some(RobotsFetch::Status {
+                            code: status,
+                            retry_after: None,
+                        })
+                    }
+                }
+            }
+            Ok(Outcome::Status {
+                status,
+                retry_after,
+            }) => {
+                break Some(RobotsFetch::Status {
+                    code: status,
+                    retry_after: retry_after.map(|r| r.min(cfg.fetch.max_retry_after)),
+                })
+            }
+            Ok(Outcome::NotHtml { .. }) | Err(_) => break Some(RobotsFetch::Unreachable),
+        }
+    };
+    let fetch = fetch.unwrap_or(RobotsFetch::Success(&body));
+    let entry = RobotsEntry::from_fetch(
+        fetch,
+        previous,
+        std::time::SystemTime::now(),
+        &cfg.robots,
+        &cfg.fetch.robots_token,
+    );
+    JobResult {
+        origin_id,
+        seq: None,
+        verdict: Verdict::Robots(entry),
+        completed_at: Instant::now(),
+        enqueued: Vec::new(),
+        bytes,
+        backoff: false,
+    }
+}
+
+/// A commit that consumes `(origin_id, seq)` because robots.txt disallows its URL.
+pub fn disallowed(origin_id: u32, seq: u64, entry: &QueueEntry) -> Commit {
+    failure(origin_id, seq, entry, "robots-disallowed", "disallowed by robots.txt".into())
+}

@@ -1,0 +1,279 @@
+//! Showing a crawl: `CrawlStats` (atomics the crawler bumps, cheap on the hot path) rendered by a
+//! ticker as indicatif bars on a terminal, as a log line every few seconds when stderr is not a
+//! terminal, or not at all with `--quiet`. Log lines print through indicatif so bars don't tear.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Bars,
+    Lines,
+    Quiet,
+}
+
+impl Mode {
+    /// Bars on a terminal, lines otherwise, nothing when quiet.
+    pub fn detect(quiet: bool) -> Mode {
+        if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Bars
+        } else {
+            Mode::Lines
+        }
+    }
+}
+
+/// Per-host figures for the "busiest hosts" lines.
+#[derive(Clone, Debug, Default)]
+pub struct HostStats {
+    pub fetched: u64,
+    pub queued: u64,
+    pub errors: u64,
+    pub clusters: u64,
+    pub cleaned: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct CrawlStats {
+    /// Responses received (any status).
+    pub fetched: AtomicU64,
+    /// Pages stored.
+    pub stored: AtomicU64,
+    /// URLs waiting in queues.
+    pub queued: AtomicU64,
+    pub in_flight: AtomicU64,
+    /// Body bytes received.
+    pub bytes: AtomicU64,
+    /// URLs that ended in an error.
+    pub errors: AtomicU64,
+    /// Pages whose cleaned text is on disk.
+    pub cleaned: AtomicU64,
+    /// Templates (clusters) learned, across hosts.
+    pub templates: AtomicU64,
+    hosts: Mutex<HashMap<String, HostStats>>,
+}
+
+impl CrawlStats {
+    pub fn host(&self, site: &str, f: impl FnOnce(&mut HostStats)) {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        f(hosts.entry(site.to_string()).or_default());
+    }
+
+    /// The `n` hosts with the most queued work, then most fetched.
+    pub fn busiest(&self, n: usize) -> Vec<(String, HostStats)> {
+        let hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<(String, HostStats)> =
+            hosts.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        v.sort_by(|a, b| {
+            (b.1.queued, b.1.fetched, &a.0).cmp(&(a.1.queued, a.1.fetched, &b.0))
+        });
+        v.truncate(n);
+        v
+    }
+}
+
+/// Renders `CrawlStats` until dropped or `finish`ed.
+pub struct Progress {
+    mode: Mode,
+    multi: MultiProgress,
+    main: ProgressBar,
+    hosts: Vec<ProgressBar>,
+    started: Instant,
+    last_line: Mutex<Instant>,
+    last: Mutex<(Instant, u64)>,
+}
+
+const HOST_LINES: usize = 5;
+
+impl Progress {
+    pub fn new(mode: Mode) -> Arc<Progress> {
+        let multi = MultiProgress::with_draw_target(match mode {
+            Mode::Bars => ProgressDrawTarget::stderr_with_hz(5),
+            _ => ProgressDrawTarget::hidden(),
+        });
+        let main = multi.add(ProgressBar::new(0));
+        main.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} fetched/known  {msg}",
+            )
+            .expect("invariant: valid template")
+            .progress_chars("=> "),
+        );
+        let hosts = (0..HOST_LINES)
+            .map(|_| {
+                let b = multi.add(ProgressBar::new(0));
+                b.set_style(
+                    ProgressStyle::with_template("  {msg}").expect("invariant: valid template"),
+                );
+                b
+            })
+            .collect();
+        Arc::new(Progress {
+            mode,
+            multi,
+            main,
+            hosts,
+            started: Instant::now(),
+            last_line: Mutex::new(Instant::now()),
+            last: Mutex::new((Instant::now(), 0)),
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Print a line without tearing the bars (stderr).
+    pub fn println(&self, line: &str) {
+        match self.mode {
+            Mode::Bars => self.multi.suspend(|| eprintln!("{line}")),
+            Mode::Lines => eprintln!("{line}"),
+            Mode::Quiet => {}
+        }
+    }
+
+    /// Redraw from `stats` (call a few times a second).
+    pub fn tick(&self, stats: &CrawlStats) {
+        if self.mode == Mode::Quiet {
+            return;
+        }
+        let fetched = stats.fetched.load(Relaxed);
+        let queued = stats.queued.load(Relaxed);
+        let rate = {
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            let dt = last.0.elapsed().as_secs_f64();
+            let r = if dt > 0.0 {
+                (fetched.saturating_sub(last.1)) as f64 / dt
+            } else {
+                0.0
+            };
+            if dt >= 1.0 {
+                *last = (Instant::now(), fetched);
+            }
+            r
+        };
+        let summary = format!(
+            "{:.0} pages/s  {}  stored {}  errors {}  in flight {}  templates {}  cleaned {}",
+            rate,
+            human_bytes(stats.bytes.load(Relaxed)),
+            stats.stored.load(Relaxed),
+            stats.errors.load(Relaxed),
+            stats.in_flight.load(Relaxed),
+            stats.templates.load(Relaxed),
+            stats.cleaned.load(Relaxed),
+        );
+        match self.mode {
+            Mode::Bars => {
+                self.main.set_length(fetched + queued);
+                self.main.set_position(fetched);
+                self.main.set_message(summary);
+                let busiest = stats.busiest(HOST_LINES);
+                for (i, bar) in self.hosts.iter().enumerate() {
+                    bar.set_message(busiest.get(i).map_or(String::new(), |(h, s)| host_line(h, s)));
+                }
+            }
+            Mode::Lines => {
+                let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
+                if last.elapsed() >= Duration::from_secs(5) {
+                    *last = Instant::now();
+                    eprintln!(
+                        "[{:>6.0}s] fetched {fetched} queued {queued}  {summary}",
+                        self.started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            Mode::Quiet => {}
+        }
+    }
+
+    pub fn finish(&self) {
+        for b in &self.hosts {
+            b.finish_and_clear();
+        }
+        self.main.finish_and_clear();
+    }
+}
+
+fn host_line(host: &str, s: &HostStats) -> String {
+    format!(
+        "{host:<32} fetched {:>6}  queued {:>6}  errors {:>4}  templates {:>3}  cleaned {:>6}",
+        s.fetched, s.queued, s.errors, s.clusters, s.cleaned
+    )
+}
+
+/// `12.3 MB`
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// A `tracing` writer that prints through `Progress` (so log lines don't tear the bars).
+#[derive(Clone)]
+pub struct LogWriter(pub Arc<Progress>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let s = String::from_utf8_lossy(buf);
+        let line = s.trim_end_matches('\n');
+        if self.0.mode() == Mode::Bars {
+            self.0.multi.suspend(|| eprintln!("{line}"));
+        } else {
+            eprintln!("{line}");
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busiest_orders_by_queue_then_fetched() {
+        let s = CrawlStats::default();
+        s.host("a", |h| h.queued = 1);
+        s.host("b", |h| h.queued = 5);
+        s.host("c", |h| {
+            h.queued = 1;
+            h.fetched = 9
+        });
+        let names: Vec<String> = s.busiest(2).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, vec!["b", "c"]);
+    }
+
+    #[test]
+    fn human_bytes_units() {
+        assert_eq!(human_bytes(999), "999 B");
+        assert_eq!(human_bytes(12_345_678), "12.3 MB");
+    }
+}

@@ -1,0 +1,210 @@
+//! `Commit`: everything one fetch changes, applied as one atomic sled batch under the store's
+//! commit lock — new URLs checked against the seen set and queued (origins get ids on first
+//! sight), the fetched queue entry removed, the page and its path set stored, errors recorded.
+
+use std::collections::HashSet;
+
+use super::{encode, key, ErrorRecord, OriginRecord, PageMeta, QueueEntry, Store, StoreError};
+use crate::dom::Dom;
+
+/// A page ready to store; bytes are compressed by `new` (outside the commit lock).
+pub struct NewPage {
+    pub id: u64,
+    pub meta: PageMeta,
+    html_lz4: Vec<u8>,
+    dom_lz4: Vec<u8>,
+    paths: Vec<u8>,
+}
+
+impl NewPage {
+    pub fn new(id: u64, meta: PageMeta, html: &[u8], dom: &Dom, paths: &[u64]) -> NewPage {
+        let mut p = Vec::with_capacity(paths.len() * 8);
+        for x in paths {
+            p.extend_from_slice(&x.to_le_bytes());
+        }
+        NewPage {
+            id,
+            meta,
+            html_lz4: lz4_flex::compress_prepend_size(html),
+            dom_lz4: lz4_flex::compress_prepend_size(&dom.to_bytes()),
+            paths: p,
+        }
+    }
+
+    /// Compressed size (for progress).
+    pub fn stored_bytes(&self) -> usize {
+        self.html_lz4.len() + self.dom_lz4.len() + self.paths.len()
+    }
+}
+
+#[derive(Default)]
+pub struct Commit {
+    /// (origin key, entry): queued only if the URL was never seen.
+    discovered: Vec<(String, QueueEntry)>,
+    /// (origin key, entry): queued regardless of the seen set (retries).
+    requeued: Vec<(String, QueueEntry)>,
+    /// Queue entries this fetch consumed.
+    done: Vec<(u32, u64)>,
+    page: Option<NewPage>,
+    errors: Vec<(String, ErrorRecord)>,
+}
+
+/// A URL that went into a queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Enqueued {
+    pub origin_id: u32,
+    pub origin_key: String,
+    pub seq: u64,
+    pub entry: QueueEntry,
+}
+
+#[derive(Debug, Default)]
+pub struct CommitOutcome {
+    pub enqueued: Vec<Enqueued>,
+    /// The page was stored (false when another URL already stored the same page).
+    pub page_stored: bool,
+}
+
+impl Commit {
+    pub fn new() -> Commit {
+        Commit::default()
+    }
+
+    /// Queue `entry` in `origin`'s queue unless its URL was seen before.
+    pub fn discover(&mut self, origin: String, entry: QueueEntry) -> &mut Self {
+        self.discovered.push((origin, entry));
+        self
+    }
+
+    /// Queue `entry` again at the tail of its origin's queue (a retry).
+    pub fn requeue(&mut self, origin: String, entry: QueueEntry) -> &mut Self {
+        self.requeued.push((origin, entry));
+        self
+    }
+
+    /// The queue entry `(origin id, seq)` is consumed.
+    pub fn done(&mut self, origin: u32, seq: u64) -> &mut Self {
+        self.done.push((origin, seq));
+        self
+    }
+
+    pub fn page(&mut self, page: NewPage) -> &mut Self {
+        self.page = Some(page);
+        self
+    }
+
+    pub fn error(&mut self, url: String, record: ErrorRecord) -> &mut Self {
+        self.errors.push((url, record));
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.discovered.is_empty()
+            && self.requeued.is_empty()
+            && self.done.is_empty()
+            && self.page.is_none()
+            && self.errors.is_empty()
+    }
+}
+
+impl Store {
+    /// Apply `commit` atomically.
+    pub fn commit(&self, commit: Commit) -> Result<CommitOutcome, StoreError> {
+        let mut reg = self.lock();
+        let mut batch = sled::Batch::default();
+        let mut outcome = CommitOutcome::default();
+        // Origins touched by this commit, written back to the registry only on success.
+        let mut touched: Vec<OriginRecord> = Vec::new();
+        let mut next_origin_id = reg.next_origin_id;
+        let mut seen_here: HashSet<&str> = HashSet::new();
+
+        let mut push = |origin: &str,
+                        entry: &QueueEntry,
+                        touched: &mut Vec<OriginRecord>,
+                        batch: &mut sled::Batch|
+         -> Enqueued {
+            let pos = touched.iter().position(|o| o.key == origin);
+            let rec = match pos {
+                Some(i) => &mut touched[i],
+                None => {
+                    let rec = reg.origins.get(origin).cloned().unwrap_or_else(|| {
+                        next_origin_id += 1;
+                        OriginRecord {
+                            id: next_origin_id - 1,
+                            key: origin.to_string(),
+                            next_seq: 0,
+                        }
+                    });
+                    touched.push(rec);
+                    touched.last_mut().expect("invariant: just pushed")
+                }
+            };
+            let seq = rec.next_seq;
+            rec.next_seq += 1;
+            batch.insert(key::queue(rec.id, seq), encode(entry));
+            Enqueued {
+                origin_id: rec.id,
+                origin_key: rec.key.clone(),
+                seq,
+                entry: entry.clone(),
+            }
+        };
+
+        for (origin, entry) in &commit.discovered {
+            if !seen_here.insert(entry.url.as_str()) {
+                continue;
+            }
+            let seen_key = key::bytes(key::SEEN, entry.url.as_bytes());
+            if self.tree.contains_key(&seen_key)? {
+                continue;
+            }
+            batch.insert(seen_key, &[][..]);
+            outcome
+                .enqueued
+                .push(push(origin, entry, &mut touched, &mut batch));
+        }
+        for (origin, entry) in &commit.requeued {
+            outcome
+                .enqueued
+                .push(push(origin, entry, &mut touched, &mut batch));
+        }
+        for &(origin, seq) in &commit.done {
+            batch.remove(key::queue(origin, seq));
+        }
+        for (url, rec) in &commit.errors {
+            batch.insert(key::bytes(key::ERROR, url.as_bytes()), encode(rec));
+        }
+        let mut site_update = None;
+        if let Some(page) = &commit.page {
+            if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
+                batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
+                batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
+                batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());
+                batch.insert(key::page(key::PATHS, page.id), page.paths.as_slice());
+                batch.insert(key::site_page(&page.meta.site, page.id), &[][..]);
+                let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
+                counters.pages += 1;
+                counters.bytes += page.meta.body_bytes;
+                batch.insert(
+                    key::bytes(key::SITE, page.meta.site.as_bytes()),
+                    encode(&counters),
+                );
+                site_update = Some((page.meta.site.clone(), counters));
+                outcome.page_stored = true;
+            }
+        }
+        for rec in &touched {
+            batch.insert(key::bytes(key::ORIGIN, rec.key.as_bytes()), encode(rec));
+        }
+        self.tree.apply_batch(batch)?;
+
+        reg.next_origin_id = next_origin_id;
+        for rec in touched {
+            reg.origins.insert(rec.key.clone(), rec);
+        }
+        if let Some((site, counters)) = site_update {
+            reg.sites.insert(site, counters);
+        }
+        Ok(outcome)
+    }
+}

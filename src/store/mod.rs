@@ -1,0 +1,425 @@
+//! The only code that touches sled. One tree, key spaces by prefix, so that everything one
+//! fetch changes (page, links seen and queued, its queue entry removed) commits in one atomic
+//! batch: a kill -9 loses at most the fetches in flight.
+//!
+//! Key layout (integers big-endian, so scans come out in order):
+//!
+//! | key                             | value                         |
+//! |---------------------------------|-------------------------------|
+//! | `M` name                        | meta: schema version, runs    |
+//! | `o` origin key                  | `OriginRecord`                |
+//! | `q` origin id u32 · seq u64     | `QueueEntry` (per-origin FIFO)|
+//! | `s` normalised URL              | `()` — the seen set           |
+//! | `p` page id u64                 | `PageMeta`                    |
+//! | `h` page id                     | raw HTML, lz4                 |
+//! | `d` page id                     | `Dom` bytes, lz4              |
+//! | `x` page id                     | path set, u64 little-endian   |
+//! | `S` site · 0x00 · page id       | `()` — pages of a site        |
+//! | `n` site                        | `SiteCounters`                |
+//! | `e` URL                         | `ErrorRecord`                 |
+//! | `r` origin key                  | robots cache (crawl's type)   |
+//! | `c` site                        | clustering state (template's) |
+//! | `t` page id                     | clean state (template's)      |
+
+mod commit;
+pub mod records;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub use commit::{Commit, CommitOutcome, Enqueued, NewPage};
+pub use records::*;
+
+/// Bump when a record's encoding changes; `open` refuses other versions.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("data directory {dir} is in use by another thresher process (or was left locked)")]
+    Locked { dir: PathBuf },
+    #[error("data directory {dir}: {source}")]
+    Open { dir: PathBuf, source: sled::Error },
+    #[error("store: {0}")]
+    Sled(#[from] sled::Error),
+    #[error("store: corrupt value under key {key:?}: {message}")]
+    Corrupt { key: String, message: String },
+    #[error("data directory {dir} has schema version {found}; this thresher reads version {expected}")]
+    Schema {
+        dir: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+}
+
+pub(crate) mod key {
+    pub const META: u8 = b'M';
+    pub const ORIGIN: u8 = b'o';
+    pub const QUEUE: u8 = b'q';
+    pub const SEEN: u8 = b's';
+    pub const PAGE: u8 = b'p';
+    pub const HTML: u8 = b'h';
+    pub const DOM: u8 = b'd';
+    pub const PATHS: u8 = b'x';
+    pub const SITE_PAGE: u8 = b'S';
+    pub const SITE: u8 = b'n';
+    pub const ERROR: u8 = b'e';
+    pub const ROBOTS: u8 = b'r';
+    pub const CLUSTERS: u8 = b'c';
+    pub const CLEANED: u8 = b't';
+
+    pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(1 + rest.len());
+        k.push(prefix);
+        k.extend_from_slice(rest);
+        k
+    }
+
+    pub fn page(prefix: u8, id: u64) -> Vec<u8> {
+        bytes(prefix, &id.to_be_bytes())
+    }
+
+    pub fn queue(origin: u32, seq: u64) -> Vec<u8> {
+        let mut k = Vec::with_capacity(13);
+        k.push(QUEUE);
+        k.extend_from_slice(&origin.to_be_bytes());
+        k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    pub fn site_page(site: &str, id: u64) -> Vec<u8> {
+        let mut k = bytes(SITE_PAGE, site.as_bytes());
+        k.push(0);
+        k.extend_from_slice(&id.to_be_bytes());
+        k
+    }
+}
+
+/// State the commit lock protects: origin ids and per-site counters, mirrored from sled.
+#[derive(Debug, Default)]
+struct Registry {
+    origins: HashMap<String, OriginRecord>,
+    next_origin_id: u32,
+    sites: HashMap<String, SiteCounters>,
+}
+
+pub struct Store {
+    dir: PathBuf,
+    db: sled::Db,
+    tree: sled::Tree,
+    registry: Mutex<Registry>,
+}
+
+impl Store {
+    /// Open (or create) the store in `dir`, with sled's page cache bounded to `cache_bytes`.
+    pub fn open(dir: &Path, cache_bytes: u64) -> Result<Store, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(cache_bytes)
+            .flush_every_ms(Some(500))
+            .open()
+            .map_err(|e| match e {
+                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock
+                    || io.to_string().contains("lock") =>
+                {
+                    StoreError::Locked {
+                        dir: dir.to_path_buf(),
+                    }
+                }
+                source => StoreError::Open {
+                    dir: dir.to_path_buf(),
+                    source,
+                },
+            })?;
+        let tree = db.open_tree("thresher")?;
+        let store = Store {
+            dir: dir.to_path_buf(),
+            db,
+            tree,
+            registry: Mutex::new(Registry::default()),
+        };
+        store.check_schema()?;
+        store.load_registry()?;
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn check_schema(&self) -> Result<(), StoreError> {
+        let k = key::bytes(key::META, b"schema");
+        match self.tree.get(&k)? {
+            None => {
+                self.tree.insert(k, &SCHEMA_VERSION.to_be_bytes())?;
+                Ok(())
+            }
+            Some(v) => {
+                let found = u32::from_be_bytes(v.as_ref().try_into().map_err(|_| {
+                    StoreError::Corrupt {
+                        key: "Mschema".into(),
+                        message: "not a u32".into(),
+                    }
+                })?);
+                if found == SCHEMA_VERSION {
+                    Ok(())
+                } else {
+                    Err(StoreError::Schema {
+                        dir: self.dir.clone(),
+                        found,
+                        expected: SCHEMA_VERSION,
+                    })
+                }
+            }
+        }
+    }
+
+    fn load_registry(&self) -> Result<(), StoreError> {
+        let mut reg = self.lock();
+        for item in self.tree.scan_prefix([key::ORIGIN]) {
+            let (k, v) = item?;
+            let rec: OriginRecord = decode(&k, &v)?;
+            reg.next_origin_id = reg.next_origin_id.max(rec.id + 1);
+            reg.origins.insert(rec.key.clone(), rec);
+        }
+        for item in self.tree.scan_prefix([key::SITE]) {
+            let (k, v) = item?;
+            let site = String::from_utf8_lossy(&k[1..]).into_owned();
+            reg.sites.insert(site, decode(&k, &v)?);
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        // A panic while holding the lock leaves plain data behind; keep going with it.
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Write everything to disk now.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    pub fn size_on_disk(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+
+    // ---- meta -------------------------------------------------------------------------------
+
+    pub fn get_meta<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, StoreError> {
+        self.get(&key::bytes(key::META, name.as_bytes()))
+    }
+
+    pub fn put_meta<T: Serialize>(&self, name: &str, value: &T) -> Result<(), StoreError> {
+        self.put(&key::bytes(key::META, name.as_bytes()), value)
+    }
+
+    // ---- origins and queues -----------------------------------------------------------------
+
+    /// Every known origin.
+    pub fn origins(&self) -> Vec<OriginRecord> {
+        let mut v: Vec<OriginRecord> = self.lock().origins.values().cloned().collect();
+        v.sort_by_key(|o| o.id);
+        v
+    }
+
+    /// Up to `limit` queue entries of `origin` with sequence number ≥ `from`, in order.
+    pub fn queue_from(
+        &self,
+        origin: u32,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, QueueEntry)>, StoreError> {
+        let start = key::queue(origin, from);
+        let end = key::queue(origin, u64::MAX);
+        let mut out = Vec::new();
+        for item in self.tree.range(start..=end).take(limit) {
+            let (k, v) = item?;
+            let seq = u64::from_be_bytes(k[5..13].try_into().map_err(|_| StoreError::Corrupt {
+                key: format!("{k:?}"),
+                message: "queue key length".into(),
+            })?);
+            out.push((seq, decode(&k, &v)?));
+        }
+        Ok(out)
+    }
+
+    /// Queued URLs per origin id (one scan; used at startup and by `status`).
+    pub fn queue_lengths(&self) -> Result<HashMap<u32, u64>, StoreError> {
+        let mut out: HashMap<u32, u64> = HashMap::new();
+        for item in self.tree.scan_prefix([key::QUEUE]).keys() {
+            let k = item?;
+            if k.len() == 13 {
+                let id = u32::from_be_bytes([k[1], k[2], k[3], k[4]]);
+                *out.entry(id).or_default() += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn is_seen(&self, url: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .tree
+            .contains_key(key::bytes(key::SEEN, url.as_bytes()))?)
+    }
+
+    // ---- pages ------------------------------------------------------------------------------
+
+    pub fn page(&self, id: u64) -> Result<Option<PageMeta>, StoreError> {
+        self.get(&key::page(key::PAGE, id))
+    }
+
+    pub fn has_page(&self, id: u64) -> Result<bool, StoreError> {
+        Ok(self.tree.contains_key(key::page(key::PAGE, id))?)
+    }
+
+    /// Raw HTML as fetched.
+    pub fn html(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get_lz4(&key::page(key::HTML, id))
+    }
+
+    /// The parsed page.
+    pub fn dom(&self, id: u64) -> Result<Option<crate::dom::Dom>, StoreError> {
+        let k = key::page(key::DOM, id);
+        match self.get_lz4(&k)? {
+            None => Ok(None),
+            Some(bytes) => crate::dom::Dom::from_bytes(&bytes)
+                .map(Some)
+                .map_err(|e| corrupt(&k, e)),
+        }
+    }
+
+    /// The page's DOM path set (sorted u64 hashes).
+    pub fn path_set(&self, id: u64) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(self.tree.get(key::page(key::PATHS, id))?.map(|v| {
+            v.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
+                .collect()
+        }))
+    }
+
+    /// Page ids of `site`, ascending.
+    pub fn site_pages(&self, site: &str) -> Result<Vec<u64>, StoreError> {
+        let mut prefix = key::bytes(key::SITE_PAGE, site.as_bytes());
+        prefix.push(0);
+        let mut out = Vec::new();
+        for k in self.tree.scan_prefix(&prefix).keys() {
+            let k = k?;
+            let id = &k[prefix.len()..];
+            if let Ok(b) = <[u8; 8]>::try_from(id) {
+                out.push(u64::from_be_bytes(b));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sites with their counters, by name.
+    pub fn sites(&self) -> Vec<(String, SiteCounters)> {
+        let mut v: Vec<(String, SiteCounters)> = self
+            .lock()
+            .sites
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    pub fn site_counters(&self, site: &str) -> SiteCounters {
+        self.lock().sites.get(site).cloned().unwrap_or_default()
+    }
+
+    /// Every stored page id with its metadata, in page-id order.
+    pub fn pages(&self) -> impl Iterator<Item = Result<(u64, PageMeta), StoreError>> + '_ {
+        self.tree.scan_prefix([key::PAGE]).map(|item| {
+            let (k, v) = item?;
+            let id = u64::from_be_bytes(k[1..].try_into().map_err(|_| corrupt(&k, "page key"))?);
+            Ok((id, decode(&k, &v)?))
+        })
+    }
+
+    // ---- errors -----------------------------------------------------------------------------
+
+    pub fn errors(&self) -> impl Iterator<Item = Result<(String, ErrorRecord), StoreError>> + '_ {
+        self.tree.scan_prefix([key::ERROR]).map(|item| {
+            let (k, v) = item?;
+            Ok((String::from_utf8_lossy(&k[1..]).into_owned(), decode(&k, &v)?))
+        })
+    }
+
+    // ---- per-origin and per-site blobs owned by other layers ---------------------------------
+
+    pub fn robots<T: DeserializeOwned>(&self, origin: &str) -> Result<Option<T>, StoreError> {
+        self.get(&key::bytes(key::ROBOTS, origin.as_bytes()))
+    }
+
+    pub fn put_robots<T: Serialize>(&self, origin: &str, value: &T) -> Result<(), StoreError> {
+        self.put(&key::bytes(key::ROBOTS, origin.as_bytes()), value)
+    }
+
+    /// The clustering state of a site, as the template layer encoded it.
+    pub fn clusters_raw(&self, site: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get_lz4(&key::bytes(key::CLUSTERS, site.as_bytes()))
+    }
+
+    pub fn put_clusters_raw(&self, site: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.tree.insert(
+            key::bytes(key::CLUSTERS, site.as_bytes()),
+            lz4_flex::compress_prepend_size(bytes),
+        )?;
+        Ok(())
+    }
+
+    pub fn cleaned<T: DeserializeOwned>(&self, id: u64) -> Result<Option<T>, StoreError> {
+        self.get(&key::page(key::CLEANED, id))
+    }
+
+    pub fn put_cleaned<T: Serialize>(&self, id: u64, value: &T) -> Result<(), StoreError> {
+        self.put(&key::page(key::CLEANED, id), value)
+    }
+
+    // ---- helpers ----------------------------------------------------------------------------
+
+    fn get<T: DeserializeOwned>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
+        match self.tree.get(k)? {
+            None => Ok(None),
+            Some(v) => decode(k, &v).map(Some),
+        }
+    }
+
+    fn put<T: Serialize>(&self, k: &[u8], value: &T) -> Result<(), StoreError> {
+        self.tree.insert(k, encode(value))?;
+        Ok(())
+    }
+
+    fn get_lz4(&self, k: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.tree.get(k)? {
+            None => Ok(None),
+            Some(v) => lz4_flex::decompress_size_prepended(&v)
+                .map(Some)
+                .map_err(|e| corrupt(k, e)),
+        }
+    }
+}
+
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_stdvec(value).expect("invariant: store records always serialise")
+}
+
+pub(crate) fn decode<T: DeserializeOwned>(k: &[u8], v: &[u8]) -> Result<T, StoreError> {
+    postcard::from_bytes(v).map_err(|e| corrupt(k, e))
+}
+
+fn corrupt(k: &[u8], e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
+        key: String::from_utf8_lossy(k).into_owned(),
+        message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+//! The values the store keeps, as serde types encoded with postcard. Changing a field's type or
+//! order changes the on-disk format: bump `SCHEMA_VERSION` in `store/mod.rs` when you do.
+
+use serde::{Deserialize, Serialize};
+
+/// What a queued URL is fetched for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EntryKind {
+    Page,
+    Sitemap,
+}
+
+/// A URL waiting in its origin's queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueEntry {
+    /// Normalised absolute URL.
+    pub url: String,
+    /// Link hops from a seed.
+    pub depth: u32,
+    pub kind: EntryKind,
+    /// Failed transient attempts so far.
+    pub attempts: u32,
+    /// Redirect hops that led here.
+    pub redirects: u32,
+    /// The first URL of the redirect chain that led here, if any.
+    pub via: Option<String>,
+}
+
+impl QueueEntry {
+    pub fn page(url: String, depth: u32) -> QueueEntry {
+        QueueEntry {
+            url,
+            depth,
+            kind: EntryKind::Page,
+            attempts: 0,
+            redirects: 0,
+            via: None,
+        }
+    }
+}
+
+/// An origin (scheme, host, port) the crawl has queued URLs for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OriginRecord {
+    pub id: u32,
+    /// `https://example.com:8443`
+    pub key: String,
+    /// Sequence number the next queued URL gets (queue keys are `(id, seq)`).
+    pub next_seq: u64,
+}
+
+/// A stored page's metadata (its HTML, DOM and path set live under their own keys).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageMeta {
+    /// Final URL (after redirects).
+    pub url: String,
+    /// The URL first queued, when redirects led elsewhere.
+    pub requested: Option<String>,
+    /// `host` or `host:port` (templates are learned per site).
+    pub site: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// Headers worth keeping: ETag, Last-Modified, Content-Language, X-Robots-Tag, Date.
+    pub headers: Vec<(String, String)>,
+    /// Unix milliseconds.
+    pub fetched_at_ms: u64,
+    pub depth: u32,
+    /// Body bytes as received (after content decoding).
+    pub body_bytes: u64,
+    pub encoding: String,
+    pub title: Option<String>,
+    /// The parser dropped part of a hostile page (too deep, too many nodes, too slow).
+    pub truncated: bool,
+}
+
+/// A URL that ended without a stored page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// Short stable kind: `timeout`, `connect`, `http-404`, `too-large`, `not-html`, …
+    pub kind: String,
+    pub message: String,
+    pub at_ms: u64,
+    pub attempts: u32,
+}
+
+/// Counters kept per site.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteCounters {
+    pub pages: u64,
+    pub bytes: u64,
+}
+
+/// What the last runs did, for `thresher status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub started_at_ms: u64,
+    /// 0 while running or when the run was killed.
+    pub ended_at_ms: u64,
+    /// `finished`, `interrupted`, `running` (a run that never recorded its end was killed).
+    pub state: String,
+    pub pages_fetched: u64,
+}
+
+/// Unix milliseconds now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

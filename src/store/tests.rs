@@ -1,0 +1,137 @@
+//! Store tests: commits are atomic and deduplicate, queues are per-origin FIFOs, state survives
+//! reopening.
+
+use super::*;
+use crate::dom::parse_html;
+
+fn meta(url: &str, site: &str) -> PageMeta {
+    PageMeta {
+        url: url.into(),
+        requested: None,
+        site: site.into(),
+        status: 200,
+        content_type: Some("text/html".into()),
+        headers: vec![],
+        fetched_at_ms: 1,
+        depth: 0,
+        body_bytes: 10,
+        encoding: "UTF-8".into(),
+        title: None,
+        truncated: false,
+    }
+}
+
+fn open(dir: &Path) -> Store {
+    Store::open(dir, 8 << 20).unwrap()
+}
+
+#[test]
+fn discovered_urls_are_queued_once_per_origin_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let mut c = Commit::new();
+    c.discover("http://a".into(), QueueEntry::page("http://a/1".into(), 0))
+        .discover("http://b".into(), QueueEntry::page("http://b/1".into(), 0))
+        .discover("http://a".into(), QueueEntry::page("http://a/2".into(), 0))
+        .discover("http://a".into(), QueueEntry::page("http://a/1".into(), 0));
+    let out = s.commit(c).unwrap();
+    assert_eq!(out.enqueued.len(), 3);
+    let mut c = Commit::new();
+    c.discover("http://a".into(), QueueEntry::page("http://a/2".into(), 1));
+    assert!(s.commit(c).unwrap().enqueued.is_empty(), "seen URLs are not queued again");
+
+    let a = s.origins().into_iter().find(|o| o.key == "http://a").unwrap();
+    let q: Vec<String> = s
+        .queue_from(a.id, 0, 10)
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e.url)
+        .collect();
+    assert_eq!(q, vec!["http://a/1", "http://a/2"]);
+    assert_eq!(s.queue_lengths().unwrap()[&a.id], 2);
+}
+
+#[test]
+fn page_commit_stores_everything_and_consumes_the_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let mut c = Commit::new();
+    c.discover("http://a".into(), QueueEntry::page("http://a/".into(), 0));
+    let e = s.commit(c).unwrap().enqueued.remove(0);
+
+    let html = b"<title>T</title><p>hello</p>";
+    let dom = parse_html(std::str::from_utf8(html).unwrap()).dom;
+    let paths = dom.path_set();
+    let mut c = Commit::new();
+    c.done(e.origin_id, e.seq)
+        .page(NewPage::new(7, meta("http://a/", "a"), html, &dom, &paths))
+        .discover("http://a".into(), QueueEntry::page("http://a/next".into(), 1));
+    let out = s.commit(c).unwrap();
+    assert!(out.page_stored);
+
+    assert_eq!(s.page(7).unwrap().unwrap().url, "http://a/");
+    assert_eq!(s.html(7).unwrap().unwrap(), html);
+    assert_eq!(s.dom(7).unwrap().unwrap(), dom);
+    assert_eq!(s.path_set(7).unwrap().unwrap(), paths);
+    assert_eq!(s.site_pages("a").unwrap(), vec![7]);
+    assert_eq!(s.site_counters("a").pages, 1);
+    let q: Vec<String> = s
+        .queue_from(e.origin_id, 0, 10)
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e.url)
+        .collect();
+    assert_eq!(q, vec!["http://a/next"]);
+
+    // The same page again (another URL redirected here) is not stored twice.
+    let mut c = Commit::new();
+    c.page(NewPage::new(7, meta("http://a/", "a"), html, &dom, &paths));
+    assert!(!s.commit(c).unwrap().page_stored);
+    assert_eq!(s.site_counters("a").pages, 1);
+}
+
+#[test]
+fn state_survives_reopen_and_origin_ids_stay_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        let mut c = Commit::new();
+        c.discover("http://a".into(), QueueEntry::page("http://a/1".into(), 0));
+        s.commit(c).unwrap();
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    let mut c = Commit::new();
+    c.discover("http://b".into(), QueueEntry::page("http://b/1".into(), 0))
+        .discover("http://a".into(), QueueEntry::page("http://a/2".into(), 0));
+    let out = s.commit(c).unwrap();
+    let ids: HashSet<u32> = s.origins().iter().map(|o| o.id).collect();
+    assert_eq!(ids.len(), 2);
+    let a2 = out.enqueued.iter().find(|e| e.entry.url == "http://a/2").unwrap();
+    assert_eq!(a2.seq, 1, "sequence numbers continue after reopening");
+    assert!(s.is_seen("http://a/1").unwrap());
+}
+
+#[test]
+fn a_second_open_of_the_same_dir_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let _s = open(dir.path());
+    let err = Store::open(dir.path(), 8 << 20).err().unwrap();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+}
+
+#[test]
+fn other_schema_versions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &99u32.to_be_bytes())
+            .unwrap();
+        s.flush().unwrap();
+    }
+    let err = Store::open(dir.path(), 8 << 20).err().unwrap();
+    assert!(matches!(err, StoreError::Schema { found: 99, .. }), "{err}");
+}
+
+use std::collections::HashSet;
