@@ -10,6 +10,8 @@ use url::Url;
 
 use crate::config::RobotsConfig;
 
+#[cfg(test)]
+mod google_cases;
 mod rules;
 
 pub use rules::{RobotsRules, MAX_ROBOTS_SITEMAPS};

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use robotstxt::RobotsParseHandler;
 use serde::{Deserialize, Serialize};
-use url::Url;
+use url::{Position, Url};
 
 use crate::crawl::url::normalize_percent;
 
@@ -34,8 +34,10 @@ struct Rule {
 /// group's rules are kept, and `allowed` applies the matcher's decision (longest match wins, a
 /// tie goes to Allow, `*` and a final `$` are wildcards) to them directly, so a check costs a few
 /// pattern matches instead of a parse of the whole file. Equivalence with `RobotsMatcher` on the
-/// full file is tested below; two deliberate differences follow RFC 9309: `/robots.txt` is always
-/// allowed, and unreserved escapes in patterns are decoded as in our normalised URLs.
+/// full file is tested below (Google's own test cases). Deliberate differences: `/robots.txt` is
+/// always allowed and unreserved escapes in patterns are decoded as in our normalised URLs (both
+/// RFC 9309 §2.2.2); and two robotstxt 0.3.0 bugs that fail open are avoided (a UTF-8 BOM hides
+/// the first line; `*` followed by a literal only tries the first match, see [`pattern_matches`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RobotsRules {
     /// The token the rules were selected for (a cached entry is stale if the config changes it).
@@ -73,7 +75,7 @@ impl RobotsRules {
         if url.path() == "/robots.txt" {
             return true;
         }
-        let path = robotstxt::get_path_params_query(url.as_str());
+        let path = &url[Position::BeforePath..Position::AfterQuery];
         let (mut allow, mut disallow) = (-1i64, -1i64);
         for rule in &self.rules {
             if pattern_matches(path.as_bytes(), rule.pattern.as_bytes()) {
@@ -259,6 +261,7 @@ mod tests {
     use robotstxt::matcher::{LongestMatchRobotsMatchStrategy, RobotsMatchStrategy, RobotsMatcher};
 
     use super::*;
+    use crate::crawl::robots::google_cases::CASES;
 
     const BOT: &str = "FooBot";
 
@@ -270,191 +273,6 @@ mod tests {
     fn ours_allows(body: &str, url: &str) -> bool {
         RobotsRules::parse(body, BOT).allowed(&Url::parse(url).unwrap())
     }
-
-    /// robots.txt files from Google's robotstxt test suite (and a few of ours), each with the
-    /// paths it is checked on and the expected answer for FooBot (Google's, for the URL as our
-    /// normaliser writes it).
-    const CASES: &[(&str, &[(&str, bool)])] = &[
-        // Line syntax: a missing colon is accepted, garbage keys are not rules.
-        ("user-agent: FooBot\ndisallow: /\n", &[("/x/y", false)]),
-        ("foo: FooBot\nbar: /\n", &[("/x/y", true)]),
-        ("user-agent FooBot\ndisallow /\n", &[("/x/y", false)]),
-        // Groups: rules before any user-agent are ignored; groups for the token merge.
-        (
-            "allow: /foo/bar/\n\nuser-agent: FooBot\ndisallow: /\nallow: /x/\nuser-agent: BarBot\n\
-             disallow: /\nallow: /y/\n\n\nallow: /w/\nuser-agent: BazBot\n\nuser-agent: FooBot\n\
-             allow: /z/\ndisallow: /\n",
-            &[
-                ("/x/b", true),
-                ("/z/d", true),
-                ("/y/c", false),
-                ("/foo/bar/", false),
-            ],
-        ),
-        // Other lines (Sitemap, unknown keys) end a group too.
-        (
-            "User-agent: BarBot\nSitemap: https://foo.bar/sitemap\nUser-agent: *\nDisallow: /\n",
-            &[("/", false)],
-        ),
-        (
-            "User-agent: FooBot\nInvalid-Unknown-Line: unknown\nUser-agent: *\nDisallow: /\n",
-            &[("/", true)],
-        ),
-        (
-            "User-agent: FooBot\nCrawl-delay: 5\nUser-agent: BarBot\nDisallow: /\n",
-            &[("/", true)],
-        ),
-        // Key names and the user-agent value are case-insensitive; the agent is read up to the
-        // first character outside [a-zA-Z_-].
-        (
-            "USER-AGENT: FooBot\nALLOW: /x/\nDISALLOW: /\n",
-            &[("/x/y", true), ("/a/b", false)],
-        ),
-        (
-            "user-agent: FOOBOT BAR\nallow: /x/\ndisallow: /\n",
-            &[("/x/y", true), ("/a/b", false)],
-        ),
-        ("User-agent: foobot/2.1\nDisallow: /\n", &[("/", false)]),
-        ("User-agent: FooBotX\nDisallow: /\n", &[("/", true)]),
-        // Specific groups win over `*`, even when the `*` group is more restrictive.
-        (
-            "user-agent: *\nallow: /\nuser-agent: FooBot\ndisallow: /\n",
-            &[("/x/y", false)],
-        ),
-        (
-            "user-agent: *\ndisallow: /x/\nuser-agent: FooBot\ndisallow: /y/\n",
-            &[("/x/page", true), ("/y/page", false)],
-        ),
-        (
-            "user-agent: BarBot\ndisallow: /\nuser-agent: BazBot\ndisallow: /\n",
-            &[("/", true)],
-        ),
-        ("", &[("/", true)]),
-        // `*` and the token in one group.
-        (
-            "User-agent: FooBot\n\nUser-agent: *\nDisallow: /\n",
-            &[("/a", false)],
-        ),
-        // Values are case-sensitive.
-        (
-            "user-agent: FooBot\ndisallow: /x/\n",
-            &[("/x/", false), ("/X/", true)],
-        ),
-        // Longest match; ties go to Allow; empty values match nothing.
-        (
-            "user-agent: FooBot\ndisallow: /x/page.html\nallow: /x/page.html\n",
-            &[("/x/page.html", true)],
-        ),
-        (
-            "user-agent: FooBot\nallow: /page\ndisallow: /*.html\n",
-            &[("/page.html", false), ("/page", true)],
-        ),
-        (
-            "user-agent: FooBot\nallow: /x/page.\ndisallow: /*.html\n",
-            &[("/x/page.html", true), ("/x/y.html", false)],
-        ),
-        (
-            "user-agent: FooBot\nallow: \ndisallow: \n",
-            &[("/x/y", true)],
-        ),
-        ("user-agent: FooBot\ndisallow: \n", &[("/x/y", true)]),
-        (
-            "user-agent: FooBot\nallow: /\ndisallow: /\n",
-            &[("/", true)],
-        ),
-        (
-            "user-agent: FooBot\nallow: /$\ndisallow: /\n",
-            &[("/", true), ("/index.html", false)],
-        ),
-        (
-            "user-agent: FooBot\nallow: /folder\ndisallow: /folder/\n",
-            &[("/folder", true), ("/folder/page", false)],
-        ),
-        // Wildcards: `*` anywhere, `$` only at the end.
-        (
-            "User-agent: FooBot\nDisallow: /foo/bar/quz\nAllow: /foo/*/qux\n",
-            &[
-                ("/foo/bar/quz", false),
-                ("/foo/quz", true),
-                ("/foo//quz", true),
-                ("/foo/bax/quz", true),
-            ],
-        ),
-        (
-            "User-agent: FooBot\nDisallow: /foo/bar$\nAllow: /foo/bar/qux\n",
-            &[
-                ("/foo/bar", false),
-                ("/foo/bar/qux", true),
-                ("/foo/bar/", true),
-                ("/foo/bar/baz", true),
-            ],
-        ),
-        (
-            "User-agent: FooBot\n# Disallow: /\nDisallow: /foo/quz#qux\nAllow: /\n",
-            &[("/foo/bar", true), ("/foo/quz", false)],
-        ),
-        (
-            "user-agent: FooBot\ndisallow: /\nallow: /*.php$\n",
-            &[
-                ("/filename.php", true),
-                ("/filename.php?parameters", false),
-                ("/filename.php5", false),
-            ],
-        ),
-        (
-            "user-agent: FooBot\ndisallow: /\nallow: /fish*.php\n",
-            &[
-                ("/fish.php", true),
-                ("/fishheads/catfish.php?parameters", true),
-                ("/Fish.PHP", false),
-            ],
-        ),
-        (
-            "user-agent: FooBot\ndisallow: /a$b\n",
-            &[("/a$b", false), ("/a", true)],
-        ),
-        // Queries take part in matching.
-        (
-            "user-agent: FooBot\ndisallow: /\nallow: /foo/bar?qux=taz&baz=http://foo.bar?tar&par\n",
-            &[
-                ("/foo/bar?qux=taz&baz=http://foo.bar?tar&par", true),
-                ("/foo/bar?qux=taz", false),
-            ],
-        ),
-        (
-            "user-agent: FooBot\ndisallow: /*?\n",
-            &[("/a?b", false), ("/a", true)],
-        ),
-        // Non-ASCII patterns are %-encoded before matching; hex case does not matter.
-        (
-            "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/ツ\n",
-            &[
-                ("/foo/bar/%E3%83%84", true),
-                ("/foo/bar/ツ", true),
-                ("/foo/bar/x", false),
-            ],
-        ),
-        (
-            "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/%e3%83%84\n",
-            &[("/foo/bar/%E3%83%84", true)],
-        ),
-        // Google: `Allow: …/index.htm(l)` also allows the directory itself.
-        (
-            "User-Agent: *\nAllow: /allowed-slash/index.html\nDisallow: /\n",
-            &[
-                ("/allowed-slash/", true),
-                ("/allowed-slash/index.htm", false),
-                ("/allowed-slash/index.html", true),
-                ("/anyother-url", false),
-            ],
-        ),
-        // Typos Google accepts; CR line ends.
-        ("user-agent: FooBot\ndisalow: /x\n", &[("/x", false)]),
-        (
-            "User-Agent: FooBot\rDisallow: /x\rAllow: /x/y\r",
-            &[("/x", false), ("/x/y", true)],
-        ),
-    ];
 
     #[test]
     fn matches_googles_matcher_on_the_whole_file() {
@@ -471,6 +289,54 @@ mod tests {
             }
         }
         assert!(checked > 60, "{checked}");
+    }
+
+    #[test]
+    fn matches_googles_matcher_on_generated_files() {
+        // Exercises the group logic: random files from lines that open, merge and end groups.
+        // No `*` in patterns here: the crate's `*` handling is buggy (see below).
+        const LINES: &[&str] = &[
+            "user-agent: FooBot",
+            "user-agent: *",
+            "user-agent: BarBot",
+            "User-Agent: foobot/1.0",
+            "user-agent: * extra",
+            "",
+            "allow: /a",
+            "disallow: /a",
+            "disallow: /",
+            "allow: /",
+            "allow: /ab$",
+            "disallow: ",
+            "allow: /b/index.html",
+            "disallow: /b",
+            "sitemap: http://foo.bar/s.xml",
+            "crawl-delay: 1",
+            "# comment",
+            "disalow: /c",
+        ];
+        const PATHS: &[&str] = &["/", "/a", "/ab", "/abc", "/b/", "/b/index.html", "/c"];
+        let mut state: u64 = 0x853c_49e6_748f_ea9b;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..3000 {
+            let body: String = (0..next(12) + 1)
+                .map(|_| format!("{}\n", LINES[next(LINES.len())]))
+                .collect();
+            let rules = RobotsRules::parse(&body, BOT);
+            for path in PATHS {
+                let url = Url::parse(&format!("http://foo.bar{path}")).unwrap();
+                assert_eq!(
+                    rules.allowed(&url),
+                    full_allows(&body, url.as_str()),
+                    "{body:?} {path}"
+                );
+            }
+        }
     }
 
     #[test]
