@@ -1,6 +1,7 @@
-//! robots.txt per origin (RFC 9309): what a fetch of `/robots.txt` means ([`RobotsEntry::from_fetch`])
-//! and the rules for our product token, parsed once through the `robotstxt` crate into a small
-//! serialisable [`RobotsRules`] that answers allow/deny without re-reading the file.
+//! robots.txt per origin (RFC 9309): what a fetch of `/robots.txt` means
+//! ([`RobotsEntry::from_fetch`]) and the rules for our product token, parsed once through the
+//! `robotstxt` crate into a small serialisable [`RobotsRules`] that answers allow/deny without
+//! re-reading the file.
 //! No I/O here: the fetcher fetches, the store caches the entry (serde) until `expires_at`.
 
 use std::time::{Duration, SystemTime};
@@ -154,9 +155,11 @@ impl RobotsEntry {
         }
     }
 
-    /// Must robots.txt be fetched again before the next request to this origin?
-    pub fn is_expired(&self, now: SystemTime) -> bool {
-        now >= self.expires_at
+    /// Must robots.txt be fetched again before the next request to this origin? When the entry
+    /// has expired, or its rules were selected for another product token (config changed).
+    pub fn needs_fetch(&self, now: SystemTime, token: &str) -> bool {
+        let other_token = matches!(&self.policy, RobotsPolicy::Rules(r) if r.token() != token);
+        now >= self.expires_at || other_token
     }
 }
 
@@ -214,8 +217,9 @@ mod tests {
         assert_eq!(e.policy.sitemaps(), ["https://example.com/sitemap.xml"]);
         assert_eq!(e.expires_at, t0() + cfg().cache_ttl);
         assert_eq!(e.unreachable_since, None);
-        assert!(!e.is_expired(t0()));
-        assert!(e.is_expired(t0() + cfg().cache_ttl));
+        assert!(!e.needs_fetch(t0(), TOKEN));
+        assert!(e.needs_fetch(t0() + cfg().cache_ttl, TOKEN));
+        assert!(e.needs_fetch(t0(), "otherbot"));
     }
 
     #[test]
