@@ -64,7 +64,7 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     let (seeds, bad) = seeds::parse_seeds(&text);
     for e in &bad {
         // Reported even with --quiet: the user's input was skipped.
-        eprintln!("{}: {e}", args.seeds.display());
+        eprintln!("{}", e.display_in(&args.seeds));
     }
 
     std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {

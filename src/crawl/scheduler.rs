@@ -8,7 +8,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -20,7 +19,7 @@ use super::politeness::{Backoff, Politeness};
 use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
 use super::url as urls;
-use super::worker::{self, Ctx, Job, JobResult, TaskOutput, Verdict, WorkerError};
+use super::worker::{self, Ctx, Job, TaskOutput, Verdict, WorkerError};
 use super::CrawlError;
 use crate::config::Config;
 use crate::progress::CrawlStats;
@@ -86,7 +85,6 @@ fn instant_of(t: std::time::SystemTime) -> Instant {
 }
 
 struct Origin {
-    id: u32,
     key: String,
     base: Option<Url>,
     site: String,
@@ -246,7 +244,6 @@ impl Scheduler {
         let site = base.as_ref().map_or_else(|| key.to_string(), urls::site_key);
         let delay = self.ctx.config.crawl.delay;
         let mut origin = Origin {
-            id,
             key: key.to_string(),
             base,
             site: site.clone(),
@@ -344,7 +341,10 @@ impl Scheduler {
         let robots_stale = match &o.robots {
             Robots::Unknown => true,
             Robots::Fetching => return Ok(()),
-            Robots::Known { expires, .. } => *expires <= now,
+            Robots::Known { entry, expires } => {
+                *expires <= now
+                    || entry.needs_fetch(std::time::SystemTime::now(), &cfg.fetch.robots_token)
+            }
         };
         if let (false, Robots::Known { entry, expires }) = (robots_stale, &o.robots) {
             if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
@@ -585,6 +585,7 @@ impl Scheduler {
         let key = o.key.clone();
         self.ctx.store.put_robots(&key, &entry)?;
         let expires = instant_of(entry.expires_at);
+        let mut parked_msg = None;
         if entry.unreachable_since.is_some() {
             // 5xx / unreachable (RFC 9309 §2.3.1.4): disallowed for now (or the last good copy
             // stays in force); after a few failures in a row, set the origin aside.
@@ -598,7 +599,7 @@ impl Scheduler {
                     o.robots_failures
                 );
                 tracing::warn!("{msg}");
-                self.note_left(msg);
+                parked_msg = Some(msg);
             }
         } else {
             o.robots_failures = 0;
@@ -611,6 +612,9 @@ impl Scheduler {
             Vec::new()
         };
         o.robots = Robots::Known { entry, expires };
+        if let Some(msg) = parked_msg {
+            self.note_left(msg);
+        }
         if cfg.robots.sitemaps && !sitemaps.is_empty() {
             let robots_url = base.as_ref().and_then(|b| b.join("/robots.txt").ok());
             let mut c = Commit::new();
@@ -618,7 +622,7 @@ impl Scheduler {
                 let Some(u) = robots_url.as_ref().and_then(|b| urls::normalize(b, &sm)) else {
                     continue;
                 };
-                if self.ctx.scope.check(&u).is_ok() {
+                if self.ctx.scope.check_host(&u).is_ok() {
                     c.discover(
                         urls::origin_key(&u),
                         QueueEntry {

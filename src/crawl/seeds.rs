@@ -1,1 +1,222 @@
-//! (to be written)
+//! The seed list: one URL per line, `#` comments and blank lines allowed. Bad lines are
+//! reported with their line number and skipped; the good ones come back normalised and
+//! deduplicated, in file order.
+
+use std::fmt;
+use std::path::Path;
+
+use url::Url;
+
+use crate::crawl::url::normalize_url;
+
+/// A seed line that cannot be crawled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {text:?} — {reason}")]
+pub struct SeedError {
+    /// 1-based.
+    pub line: usize,
+    /// The line as written (trimmed, comment removed).
+    pub text: String,
+    pub reason: SeedErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SeedErrorKind {
+    #[error("unsupported scheme {0} (only http and https)")]
+    UnsupportedScheme(String),
+    #[error("not a URL: {0}")]
+    NotAUrl(String),
+}
+
+impl SeedError {
+    /// `seeds.txt:7: "ftp://x" — unsupported scheme ftp (only http and https)`.
+    pub fn display_in<'a>(&'a self, file: &'a Path) -> impl fmt::Display + 'a {
+        struct InFile<'a>(&'a SeedError, &'a Path);
+        impl fmt::Display for InFile<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let e = self.0;
+                write!(
+                    f,
+                    "{}:{}: {:?} — {}",
+                    self.1.display(),
+                    e.line,
+                    e.text,
+                    e.reason
+                )
+            }
+        }
+        InFile(self, file)
+    }
+}
+
+/// Parse a seed list.
+///
+/// Each line is trimmed; blank lines, lines starting with `#`, and trailing ` # comments` are
+/// skipped (a `#` preceded by whitespace: a URL's fragment `#` never is). A line without a
+/// scheme that looks like a host (`example.com`, `example.com/path`, `localhost:8080`,
+/// `127.0.0.1:3000/x`) gets `https://`: it is what a browser would try first, and sites without
+/// https usually redirect or fail loudly. Other schemes (`ftp:`, `file:`, `mailto:`) and lines
+/// that are not URLs are errors. Seeds equal after normalisation are kept once.
+pub fn parse_seeds(text: &str) -> (Vec<Url>, Vec<SeedError>) {
+    let mut seeds: Vec<Url> = Vec::new();
+    let mut errors = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        match parse_seed(line) {
+            Ok(url) => {
+                if !seeds.contains(&url) {
+                    seeds.push(url);
+                }
+            }
+            Err(reason) => errors.push(SeedError {
+                line: i + 1,
+                text: line.to_string(),
+                reason,
+            }),
+        }
+    }
+    (seeds, errors)
+}
+
+fn strip_comment(line: &str) -> &str {
+    let line = line.trim_start();
+    if line.starts_with('#') {
+        return "";
+    }
+    match line.find([' ', '\t']) {
+        Some(ws) => match line[ws..].find('#') {
+            Some(hash) if line[ws..ws + hash].trim().is_empty() => &line[..ws],
+            _ => line,
+        },
+        None => line,
+    }
+}
+
+fn parse_seed(line: &str) -> Result<Url, SeedErrorKind> {
+    let with_scheme = match explicit_scheme(line) {
+        Some(scheme) if !matches!(scheme.as_str(), "http" | "https") => {
+            return Err(SeedErrorKind::UnsupportedScheme(scheme));
+        }
+        Some(_) => line.to_string(),
+        None => {
+            let host = line.split(['/', '?', '#']).next().unwrap_or_default();
+            let host = host.rsplit_once(':').map_or(host, |(h, _port)| h);
+            if !(host.contains('.')
+                || host.eq_ignore_ascii_case("localhost")
+                || host.starts_with('['))
+            {
+                return Err(SeedErrorKind::NotAUrl(
+                    "no scheme, and not a host name (expected e.g. https://example.com/)".into(),
+                ));
+            }
+            format!("https://{line}")
+        }
+    };
+    let url = Url::parse(&with_scheme).map_err(|e| SeedErrorKind::NotAUrl(e.to_string()))?;
+    normalize_url(url).ok_or_else(|| SeedErrorKind::NotAUrl("no host, or too long".into()))
+}
+
+/// The scheme of `line` if it has one. `host:port` is not a scheme (`localhost:8080`), and
+/// neither is anything before a `/`.
+fn explicit_scheme(line: &str) -> Option<String> {
+    let (scheme, rest) = line.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let is_port = rest.starts_with(|c: char| c.is_ascii_digit()) && !rest.starts_with("//");
+    (valid && !is_port).then(|| scheme.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Vec<String> {
+        let (seeds, errors) = parse_seeds(text);
+        assert!(errors.is_empty(), "{errors:?}");
+        seeds.iter().map(Url::to_string).collect()
+    }
+
+    #[test]
+    fn urls_comments_and_blank_lines() {
+        let text =
+            "# my seeds\n\nhttps://example.com/\n   http://Example.org/a#frag  \n\t# indented\n\
+                    https://example.net/x # trailing comment\nhttps://example.net/y#frag\n";
+        assert_eq!(
+            ok(text),
+            [
+                "https://example.com/",
+                "http://example.org/a",
+                "https://example.net/x",
+                "https://example.net/y"
+            ]
+        );
+    }
+
+    #[test]
+    fn bare_hosts_get_https() {
+        assert_eq!(
+            ok("example.com\nexample.com/path?q=1\nlocalhost:8080\n127.0.0.1:3000/x\nwww.bücher.de\n"),
+            [
+                "https://example.com/",
+                "https://example.com/path?q=1",
+                "https://localhost:8080/",
+                "https://127.0.0.1:3000/x",
+                "https://www.xn--bcher-kva.de/"
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicates_after_normalisation_dropped() {
+        assert_eq!(
+            ok("https://example.com\nHTTPS://EXAMPLE.COM:443/\nexample.com\nhttps://example.com/#x\n"),
+            ["https://example.com/"]
+        );
+        // http and https are different seeds.
+        assert_eq!(ok("http://e.com/\nhttps://e.com/\n").len(), 2);
+    }
+
+    #[test]
+    fn bad_lines_reported_with_line_numbers() {
+        let text = "https://ok.com/\nftp://x\n\nfile:///etc/passwd\nmailto:a@b.c\nhello\n\
+                    https://exa mple.com/\nhttp://\njavascript:alert(1)\nhttps://ok.org/\n";
+        let (seeds, errors) = parse_seeds(text);
+        assert_eq!(seeds.len(), 2);
+        let got: Vec<(usize, &str)> = errors.iter().map(|e| (e.line, e.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (2, "ftp://x"),
+                (4, "file:///etc/passwd"),
+                (5, "mailto:a@b.c"),
+                (6, "hello"),
+                (7, "https://exa mple.com/"),
+                (8, "http://"),
+                (9, "javascript:alert(1)"),
+            ]
+        );
+        assert_eq!(
+            errors[0].reason,
+            SeedErrorKind::UnsupportedScheme("ftp".into())
+        );
+        assert!(matches!(errors[3].reason, SeedErrorKind::NotAUrl(_)));
+    }
+
+    #[test]
+    fn error_display() {
+        let (_, errors) = parse_seeds("\n\n\n\n\n\nftp://x\n");
+        assert_eq!(
+            errors[0].display_in(Path::new("seeds.txt")).to_string(),
+            "seeds.txt:7: \"ftp://x\" — unsupported scheme ftp (only http and https)"
+        );
+        assert_eq!(
+            errors[0].to_string(),
+            "line 7: \"ftp://x\" — unsupported scheme ftp (only http and https)"
+        );
+    }
+}

@@ -1,1 +1,403 @@
-//! (to be written)
+//! Sitemap parsing (sitemaps.org): XML `<urlset>` (page URLs) and `<sitemapindex>` (more
+//! sitemaps), plain-text sitemaps (one URL per line), gzip'd or not. Pure and bounded: inflated
+//! bytes and entries are capped, malformed input is an error value, never a panic. The caller
+//! fetches, resolves each entry against the sitemap URL (`crawl::url::normalize`), scope-checks
+//! it and queues it.
+
+use std::borrow::Cow;
+use std::io::Read;
+
+use flate2::read::MultiGzDecoder;
+use quick_xml::escape::resolve_predefined_entity;
+use quick_xml::events::Event;
+use quick_xml::Reader;
+
+/// The entries of one sitemap, as written in it (trimmed, not yet resolved or normalised).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sitemap {
+    /// Page URLs (`<urlset><url><loc>`, or the lines of a text sitemap).
+    pub urls: Vec<String>,
+    /// Nested sitemaps to fetch (`<sitemapindex><sitemap><loc>`).
+    pub sitemaps: Vec<String>,
+    /// The body was longer than `max_bytes`, or there were more than `max_entries` entries:
+    /// the lists hold what came before the cut.
+    pub truncated: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SitemapError {
+    #[error("bad gzip data: {0}")]
+    Gzip(std::io::Error),
+    #[error("malformed XML at byte {position}: {message}")]
+    Xml { position: u64, message: String },
+    #[error("XML root element <{0}> is neither <urlset> nor <sitemapindex>")]
+    UnknownRoot(String),
+}
+
+/// Parse a sitemap body.
+///
+/// Gzip is recognised by its magic bytes (`.xml.gz` files arrive compressed; a body the HTTP
+/// layer already inflated does not start with them), and inflated to at most `max_bytes`.
+/// A body starting with `<` (after a BOM and whitespace) is XML, anything else a text sitemap
+/// whose lines that are http(s) URLs are kept. At most `max_entries` entries are kept
+/// (`robots.max_sitemap_urls`). Input cut by `max_bytes` ends wherever it ends, so an XML error
+/// after the cut is not reported: the entries before it are returned with `truncated`.
+pub fn parse_sitemap(
+    body: &[u8],
+    max_bytes: usize,
+    max_entries: usize,
+) -> Result<Sitemap, SitemapError> {
+    let (bytes, cut) = if body.starts_with(&[0x1f, 0x8b]) {
+        let (out, cut) = inflate(body, max_bytes)?;
+        (Cow::Owned(out), cut)
+    } else {
+        let cut = body.len() > max_bytes;
+        (Cow::Borrowed(&body[..body.len().min(max_bytes)]), cut)
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    let mut sitemap = if text.starts_with('<') {
+        parse_xml(text, max_entries, cut)?
+    } else {
+        parse_text(text, max_entries, cut)
+    };
+    sitemap.truncated |= cut;
+    Ok(sitemap)
+}
+
+/// Inflate at most `max_bytes`; `true` when the output was cut.
+fn inflate(body: &[u8], max_bytes: usize) -> Result<(Vec<u8>, bool), SitemapError> {
+    let mut out = Vec::new();
+    let limit = u64::try_from(max_bytes)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let cut = match MultiGzDecoder::new(body).take(limit).read_to_end(&mut out) {
+        Ok(_) => out.len() > max_bytes,
+        Err(e) if out.is_empty() => return Err(SitemapError::Gzip(e)),
+        // A stream cut short (by the fetcher's body cap) still yields its prefix.
+        Err(_) => true,
+    };
+    out.truncate(max_bytes);
+    Ok((out, cut))
+}
+
+/// Which list a `<loc>` feeds, from the root element.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Urls,
+    Sitemaps,
+}
+
+fn parse_xml(text: &str, max_entries: usize, cut: bool) -> Result<Sitemap, SitemapError> {
+    let mut reader = Reader::from_str(text);
+    let mut sitemap = Sitemap::default();
+    let mut kind = None;
+    // Local names of the open elements; a `<loc>` counts only directly inside `<url>` (urlset)
+    // or `<sitemap>` (index), not e.g. `<image:image><image:loc>`.
+    let mut stack: Vec<String> = Vec::new();
+    let mut loc: Option<String> = None;
+    loop {
+        let event = match reader.read_event() {
+            Ok(event) => event,
+            Err(_) if cut => break,
+            Err(e) => {
+                return Err(SitemapError::Xml {
+                    position: reader.error_position(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        match event {
+            Event::Start(e) => {
+                let name = e.local_name().as_ref().to_ascii_lowercase();
+                if kind.is_none() {
+                    kind = Some(match name.as_str() {
+                        "urlset" => Kind::Urls,
+                        "sitemapindex" => Kind::Sitemaps,
+                        _ => return Err(SitemapError::UnknownRoot(name)),
+                    });
+                }
+                let parent = stack.last().map(String::as_str);
+                if name == "loc" && stack.len() == 2 && matches!(parent, Some("url" | "sitemap")) {
+                    loc = Some(String::new());
+                }
+                stack.push(name);
+            }
+            Event::Text(t) => {
+                if let Some(loc) = &mut loc {
+                    loc.push_str(&t.xml10_content());
+                }
+            }
+            Event::CData(t) => {
+                if let Some(loc) = &mut loc {
+                    loc.push_str(&t.xml10_content());
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(loc) = &mut loc {
+                    if let Ok(Some(c)) = r.resolve_char_ref() {
+                        loc.push(c);
+                    } else if let Some(s) = resolve_predefined_entity(&r.xml10_content()) {
+                        loc.push_str(s);
+                    }
+                }
+            }
+            Event::End(_) => {
+                stack.pop();
+                // The `</loc>` itself (not the end of an element nested in it).
+                if stack.len() == 2 && loc.is_some() {
+                    let value = loc.take().unwrap_or_default();
+                    let list = match kind {
+                        Some(Kind::Sitemaps) => &mut sitemap.sitemaps,
+                        _ => &mut sitemap.urls,
+                    };
+                    let value = value.trim();
+                    if !value.is_empty() {
+                        if list.len() >= max_entries {
+                            sitemap.truncated = true;
+                            return Ok(sitemap);
+                        }
+                        list.push(value.to_string());
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if kind.is_none() && !cut {
+        return Err(SitemapError::Xml {
+            position: reader.buffer_position(),
+            message: "no root element".into(),
+        });
+    }
+    if !stack.is_empty() && !cut {
+        return Err(SitemapError::Xml {
+            position: reader.buffer_position(),
+            message: format!("unclosed <{}>", stack.join("><")),
+        });
+    }
+    Ok(sitemap)
+}
+
+fn parse_text(text: &str, max_entries: usize, cut: bool) -> Sitemap {
+    let mut sitemap = Sitemap::default();
+    let mut lines: Vec<&str> = text.lines().collect();
+    if cut {
+        lines.pop(); // possibly half a URL
+    }
+    for line in lines {
+        let line = line.trim();
+        let is_url = url::Url::parse(line).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+        if !is_url {
+            continue;
+        }
+        if sitemap.urls.len() >= max_entries {
+            sitemap.truncated = true;
+            break;
+        }
+        sitemap.urls.push(line.to_string());
+    }
+    sitemap
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+
+    use super::*;
+
+    const MB: usize = 1 << 20;
+
+    const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+  <url>
+    <loc> https://example.com/a?x=1&amp;y=2 </loc>
+    <lastmod>2024-01-01</lastmod>
+    <image:image><image:loc>https://example.com/img.png</image:loc></image:image>
+  </url>
+  <url><loc><![CDATA[https://example.com/b]]></loc></url>
+  <url><loc>https://example.com/&#99;</loc></url>
+  <url><loc></loc></url>
+</urlset>"#;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn urlset_locs_with_entities_and_cdata_but_not_image_locs() {
+        let s = parse_sitemap(URLSET.as_bytes(), MB, 100).unwrap();
+        assert_eq!(
+            s.urls,
+            [
+                "https://example.com/a?x=1&y=2",
+                "https://example.com/b",
+                "https://example.com/c"
+            ]
+        );
+        assert!(s.sitemaps.is_empty());
+        assert!(!s.truncated);
+    }
+
+    #[test]
+    fn sitemap_index_lists_nested_sitemaps() {
+        let xml = "\u{feff}<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                   <sitemap><loc>https://example.com/s1.xml.gz</loc><lastmod>x</lastmod></sitemap>\
+                   <sitemap><loc>https://example.com/s2.xml</loc></sitemap></sitemapindex>";
+        let s = parse_sitemap(xml.as_bytes(), MB, 100).unwrap();
+        assert_eq!(
+            s.sitemaps,
+            [
+                "https://example.com/s1.xml.gz",
+                "https://example.com/s2.xml"
+            ]
+        );
+        assert!(s.urls.is_empty());
+    }
+
+    #[test]
+    fn prefixed_namespace_elements() {
+        let xml = "<sm:urlset xmlns:sm=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                   <sm:url><sm:loc>https://example.com/p</sm:loc></sm:url></sm:urlset>";
+        let s = parse_sitemap(xml.as_bytes(), MB, 100).unwrap();
+        assert_eq!(s.urls, ["https://example.com/p"]);
+    }
+
+    #[test]
+    fn text_sitemap_keeps_http_lines() {
+        let text = "https://example.com/1\r\n\n  http://example.com/2  \nnot a url\nftp://x/y\n";
+        let s = parse_sitemap(text.as_bytes(), MB, 100).unwrap();
+        assert_eq!(s.urls, ["https://example.com/1", "http://example.com/2"]);
+    }
+
+    #[test]
+    fn gzip_bodies_are_inflated() {
+        let s = parse_sitemap(&gzip(URLSET.as_bytes()), MB, 100).unwrap();
+        assert_eq!(s.urls.len(), 3);
+        let s = parse_sitemap(&gzip(b"https://example.com/t\n"), MB, 100).unwrap();
+        assert_eq!(s.urls, ["https://example.com/t"]);
+    }
+
+    #[test]
+    fn gzip_bomb_is_cut_at_max_bytes() {
+        // 64 MiB of text sitemap compresses to ~64 KiB; only the first KiB is inflated.
+        let line = "https://example.com/page-with-a-long-name\n";
+        let big = line.repeat((64 * MB) / line.len());
+        let gz = gzip(big.as_bytes());
+        assert!(gz.len() < MB);
+        let s = parse_sitemap(&gz, 1024, usize::MAX).unwrap();
+        assert!(s.truncated);
+        assert_eq!(s.urls.len(), 1024 / line.len());
+        assert!(s.urls.iter().all(|u| u == line.trim()));
+    }
+
+    #[test]
+    fn cut_gzip_stream_yields_its_prefix_and_garbage_is_an_error() {
+        let gz = gzip(URLSET.as_bytes());
+        let s = parse_sitemap(&gz[..gz.len() * 3 / 4], MB, 100).unwrap();
+        assert!(s.truncated);
+        assert!(s.urls.len() < 3);
+        assert!(matches!(
+            parse_sitemap(&[0x1f, 0x8b, 0, 0, 1, 2, 3], MB, 100),
+            Err(SitemapError::Gzip(_))
+        ));
+    }
+
+    #[test]
+    fn entry_cap_truncates() {
+        let s = parse_sitemap(URLSET.as_bytes(), MB, 2).unwrap();
+        assert_eq!(s.urls.len(), 2);
+        assert!(s.truncated);
+        let s = parse_sitemap(b"https://e.com/1\nhttps://e.com/2\n", MB, 1).unwrap();
+        assert_eq!(s.urls, ["https://e.com/1"]);
+        assert!(s.truncated);
+    }
+
+    #[test]
+    fn body_cut_at_max_bytes_keeps_entries_before_the_cut() {
+        let at = URLSET.find("<url><loc><![CDATA").unwrap() + 12;
+        let s = parse_sitemap(URLSET.as_bytes(), at, 100).unwrap();
+        assert!(s.truncated);
+        assert_eq!(s.urls, ["https://example.com/a?x=1&y=2"]);
+        // Text: the last, possibly partial, line is dropped.
+        let s = parse_sitemap(b"https://e.com/1\nhttps://e.com/22", 30, 100).unwrap();
+        assert_eq!(s.urls, ["https://e.com/1"]);
+    }
+
+    #[test]
+    fn malformed_xml_is_an_error_not_a_panic() {
+        for bad in [
+            "<urlset><url><loc>https://e.com/</lo></url></urlset>",
+            "<urlset><url><loc>https://e.com/</loc></url>",
+            "<urlset><url><loc>https://e.com/</loc></url></urlset></extra>",
+            "<urlset attr=\"unterminated><url/></urlset>",
+            "<",
+            "<!-- only a comment -->",
+        ] {
+            assert!(
+                matches!(
+                    parse_sitemap(bad.as_bytes(), MB, 100),
+                    Err(SitemapError::Xml { .. })
+                ),
+                "{bad}: {:?}",
+                parse_sitemap(bad.as_bytes(), MB, 100)
+            );
+        }
+        assert!(matches!(
+            parse_sitemap(b"<html><body>hi</body></html>", MB, 100),
+            Err(SitemapError::UnknownRoot(root)) if root == "html"
+        ));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        let mut state: u64 = 7;
+        let pieces: &[&[u8]] = &[
+            b"<",
+            b">",
+            b"</",
+            b"/>",
+            b"urlset",
+            b"url",
+            b"loc",
+            b"sitemap",
+            b"&amp;",
+            b"&#",
+            b"&x;",
+            b"<![CDATA[",
+            b"]]>",
+            b"\"",
+            b"=",
+            b" ",
+            b"\n",
+            b"https://e.com/",
+            b"\xff",
+            b"\x1f\x8b",
+            b"<?xml",
+            b"?>",
+            b"<!--",
+            b"-->",
+            b"<!DOCTYPE",
+        ];
+        for _ in 0..3000 {
+            let mut body = Vec::new();
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            for _ in 0..(state >> 59) + 1 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                body.extend_from_slice(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            let _ = parse_sitemap(&body, 64, 4);
+        }
+    }
+}

@@ -17,7 +17,7 @@ use super::{sitemap, url as urls};
 use crate::config::Config;
 use crate::dom;
 use crate::store::{
-    now_ms, Commit, CommitOutcome, EntryKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store,
+    now_ms, Commit, EntryKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store,
     StoreError,
 };
 
@@ -393,7 +393,7 @@ fn process_sitemap(
     resp: &Response,
 ) -> (Commit, Verdict) {
     let max_urls = ctx.config.robots.max_sitemap_urls as usize;
-    let parsed = match sitemap::parse(&resp.body, ctx.config.fetch.max_body_bytes.max(50 << 20), max_urls) {
+    let parsed = match sitemap::parse_sitemap(&resp.body, ctx.config.fetch.max_body_bytes.max(50 << 20) as usize, max_urls) {
         Ok(s) => s,
         Err(e) => {
             commit.error(entry.url.clone(), record("sitemap", e.to_string(), entry));
@@ -409,12 +409,18 @@ fn process_sitemap(
         .urls
         .iter()
         .map(|u| (u, EntryKind::Page, entry.depth + 1))
-        .chain(parsed.sitemaps.iter().map(|u| (u, EntryKind::Sitemap, entry.depth)))
+        // Nested sitemaps count as a hop, so max_depth bounds index-of-index chains.
+        .chain(parsed.sitemaps.iter().map(|u| (u, EntryKind::Sitemap, entry.depth + 1)))
     {
         let Some(target) = urls::normalize(url, loc) else {
             continue;
         };
-        if ctx.scope.check(&target).is_err() || depth > ctx.config.crawl.max_depth {
+        // Sitemaps end in .xml/.gz, which the default exclude patterns drop: host-check them.
+        let in_scope = match kind {
+            EntryKind::Sitemap => ctx.scope.check_host(&target).is_ok(),
+            EntryKind::Page => ctx.scope.check(&target).is_ok(),
+        };
+        if !in_scope || depth > ctx.config.crawl.max_depth {
             continue;
         }
         commit.discover(
