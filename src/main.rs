@@ -19,6 +19,7 @@ fn main() -> std::process::ExitCode {
 fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     match cli.command {
         Command::Clean(args) => cmd::clean::run(&args).context("clean failed")?,
+        Command::Eval(args) => cmd::eval::run(&args).context("eval failed")?,
         other => anyhow::bail!("{other:?}: not implemented yet"),
     }
     Ok(std::process::ExitCode::SUCCESS)

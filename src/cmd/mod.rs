@@ -1,3 +1,4 @@
 //! One module per `thresher` subcommand: each turns its `cli` args into work and a summary.
 
 pub mod clean;
+pub mod eval;
