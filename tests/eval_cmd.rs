@@ -67,7 +67,11 @@ fn eval_all_prints_a_row_per_detector_and_writes_outputs() {
         out.path().to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     for d in Detector::all() {
         let cols = row(&stdout, d.name());
         assert_eq!(cols[0], "11", "{d}: pages with gold");
@@ -81,8 +85,7 @@ fn eval_all_prints_a_row_per_detector_and_writes_outputs() {
     let cols = row(&stdout, "node-hash");
     assert_eq!(&cols[..6], &["11", "2", "0.900", "0.900", "0.900", "0.909"]);
     let (_, gold) = page("b.example", 2);
-    let written =
-        std::fs::read_to_string(out.path().join("node-hash/b.example/p2.txt")).unwrap();
+    let written = std::fs::read_to_string(out.path().join("node-hash/b.example/p2.txt")).unwrap();
     assert_eq!(written, gold);
 }
 
@@ -95,8 +98,15 @@ fn a_perfect_prediction_scores_one() {
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "{stdout}");
         let cols = row(&stdout, d.name());
-        assert_eq!(&cols[..6], &["5", "1", "1.000", "1.000", "1.000", "1.000"], "{d}");
-        assert_eq!(stdout.lines().filter(|l| l.starts_with(d.name())).count(), 1);
+        assert_eq!(
+            &cols[..6],
+            &["5", "1", "1.000", "1.000", "1.000", "1.000"],
+            "{d}"
+        );
+        assert_eq!(
+            stdout.lines().filter(|l| l.starts_with(d.name())).count(),
+            1
+        );
     }
 }
 

@@ -19,7 +19,7 @@ use crate::template::SiteResult;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     /// A hash is template when it occurs at least `lower × N` times (and at least `min_count`):
-    /// a fragment repeated on a tenth of a site's pages is shared, not page content.
+    /// a fragment repeated on one page in twenty is shared, not page content.
     pub lower: f64,
     /// … and at most `upper × N` times: hashes more common than that are trivial nodes (`|`,
     /// `more`, an empty cell) that recur many times per page, in content as much as in chrome.
@@ -32,7 +32,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
-            lower: 0.1,
+            lower: 0.05,
             upper: 2.0,
             min_count: 2,
         }
@@ -201,7 +201,9 @@ mod tests {
     fn template_siblings_coalesce_and_descendants_are_not_visited() {
         let dom = parse_html("<ul><li>a</li><li>b</li><li>c</li></ul><p>x</p>").dom;
         let hashes = node_hashes(&dom);
-        let li: Vec<usize> = (0..dom.len()).filter(|&i| dom.tag(i) == Some("li")).collect();
+        let li: Vec<usize> = (0..dom.len())
+            .filter(|&i| dom.tag(i) == Some("li"))
+            .collect();
         let template: Vec<u64> = vec![hashes[li[0]], hashes[li[1]], hashes[li[1] + 1]];
         let mut asked = Vec::new();
         let f = fragments(&dom, &hashes, |h| {
@@ -232,7 +234,7 @@ mod tests {
     fn window_scales_with_the_site_and_keeps_its_floor() {
         let p = Params::default();
         assert_eq!(p.window(6), (2, 12));
-        assert_eq!(p.window(100), (10, 200));
+        assert_eq!(p.window(100), (5, 200));
         assert_eq!(p.window(1), (2, 2));
     }
 }

@@ -36,7 +36,7 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             window: 8,
-            min_pages: 5,
+            min_pages: 3,
             sample: 50,
             modulus: 1,
         }
@@ -148,7 +148,11 @@ fn template_shingles(pages: &[Tokens], windows: &[Vec<u64>], params: &Params) ->
     let d = params.modulus.max(1);
     let mut counts: PathMap<usize> = PathMap::default();
     for &(_, page) in &order {
-        let mut seen: Vec<u64> = windows[page].iter().copied().filter(|h| h % d == 0).collect();
+        let mut seen: Vec<u64> = windows[page]
+            .iter()
+            .copied()
+            .filter(|h| h % d == 0)
+            .collect();
         seen.sort_unstable();
         seen.dedup();
         for h in seen {
@@ -291,7 +295,7 @@ mod tests {
     #[test]
     fn threshold_scales_with_small_samples() {
         let p = Params::default();
-        assert_eq!(p.threshold(50), 5);
+        assert_eq!(p.threshold(50), 3);
         assert_eq!(p.threshold(20), 2);
         assert_eq!(p.threshold(3), 2);
     }

@@ -34,7 +34,7 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             boundaries: TABLE_TAGS,
-            max_share: 0.1,
+            max_share: 0.05,
             min_pages: 2,
         }
     }

@@ -115,7 +115,13 @@ mod tests {
         let b = dir.path().join("b.example");
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
-        for f in ["x.html", "x-y.html", "x.gold.txt", "x-y.gold.txt", "notes.txt"] {
+        for f in [
+            "x.html",
+            "x-y.html",
+            "x.gold.txt",
+            "x-y.gold.txt",
+            "notes.txt",
+        ] {
             std::fs::write(a.join(f), "").unwrap();
         }
         std::fs::write(b.join("only.html"), "").unwrap(); // no gold: not a site
