@@ -301,6 +301,27 @@ mod tests {
     }
 
     #[test]
+    fn the_sample_does_not_depend_on_page_order() {
+        let p = Params {
+            sample: 3,
+            ..Params::default()
+        };
+        let mut doms = site(6);
+        // Page 5 shares a phrase with page 4 only: whether it is template depends on which
+        // pages are sampled, so a sample taken by position would change with the order.
+        let shared = "<p>one two three four five six seven eight nine ten</p>";
+        for i in [4, 5] {
+            let (h, b) = body(i);
+            doms[i] = parse_html(&format!("<body><h1>{h}</h1>{shared}<p>{b}</p></body>")).dom;
+        }
+        let forward = clean_site(&doms, &p).texts;
+        doms.reverse();
+        let mut backward = clean_site(&doms, &p).texts;
+        backward.reverse();
+        assert_eq!(forward, backward);
+    }
+
+    #[test]
     fn sampling_modulus_only_matches_sampled_shingles() {
         let p = Params {
             modulus: u64::MAX,
