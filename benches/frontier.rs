@@ -43,8 +43,12 @@ fn main() {
         for j in i..(i + batch).min(urls) {
             let o = j % origins;
             // Realistic lengths: ~70-byte URLs.
-            let url = format!("https://www.site-{o:05}.example.com/articles/2024/{j:09}/some-slug-here");
-            c.discover(format!("https://www.site-{o:05}.example.com"), QueueEntry::page(url, 1));
+            let url =
+                format!("https://www.site-{o:05}.example.com/articles/2024/{j:09}/some-slug-here");
+            c.discover(
+                format!("https://www.site-{o:05}.example.com"),
+                QueueEntry::page(url, 1),
+            );
         }
         queued += store.commit(c).expect("commit").enqueued.len() as u64;
         i += batch;

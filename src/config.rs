@@ -8,6 +8,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde::Deserialize;
 
+use crate::detect::Detector;
 use crate::template::Algorithm;
 
 /// The shipped defaults.
@@ -85,7 +86,8 @@ pub struct ScopeConfig {
 
 #[derive(Clone, Debug)]
 pub struct TemplateConfig {
-    pub detector: String,
+    /// The detector cleaning uses (`text` carries `algorithm`).
+    pub detector: Detector,
     pub algorithm: Algorithm,
     pub recluster_pages: u64,
     pub recluster_interval: Duration,
@@ -307,6 +309,13 @@ impl RawConfig {
         let f = self.fetch;
         let r = self.robots;
         let t = self.template;
+        let algorithm: Algorithm = t
+            .algorithm
+            .parse()
+            .map_err(|message| ConfigError::Invalid {
+                key: "template.algorithm".into(),
+                message,
+            })?;
         if f.robots_token.is_empty()
             || !f
                 .robots_token

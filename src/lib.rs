@@ -7,6 +7,8 @@
 //! - `dom`: bytes → text → html5ever → a flat `Send` arena with DOM path hashes; visible text.
 //! - `store`: the only code that touches sled (frontier, seen set, origins, pages, clusterings).
 //! - `template`: pure template engine (support, MDL, MinHash, TEXT-MDL/HASH/MAX, cleaning).
+//! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
+//! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 
 pub mod cli;
@@ -14,7 +16,8 @@ pub mod cmd;
 pub mod config;
 pub mod crawl;
 pub mod detect;
-pub mod store;
 pub mod dom;
+pub mod eval;
 pub mod progress;
+pub mod store;
 pub mod template;

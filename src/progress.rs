@@ -72,9 +72,7 @@ impl CrawlStats {
         let hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
         let mut v: Vec<(String, HostStats)> =
             hosts.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        v.sort_by(|a, b| {
-            (b.1.queued, b.1.fetched, &a.0).cmp(&(a.1.queued, a.1.fetched, &b.0))
-        });
+        v.sort_by(|a, b| (b.1.queued, b.1.fetched, &a.0).cmp(&(a.1.queued, a.1.fetched, &b.0)));
         v.truncate(n);
         v
     }
@@ -177,7 +175,11 @@ impl Progress {
                 self.main.set_message(summary);
                 let busiest = stats.busiest(HOST_LINES);
                 for (i, bar) in self.hosts.iter().enumerate() {
-                    bar.set_message(busiest.get(i).map_or(String::new(), |(h, s)| host_line(h, s)));
+                    bar.set_message(
+                        busiest
+                            .get(i)
+                            .map_or(String::new(), |(h, s)| host_line(h, s)),
+                    );
                 }
             }
             Mode::Lines => {

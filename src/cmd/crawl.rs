@@ -71,7 +71,10 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
         path: config.crawl.data_dir.clone(),
         source,
     })?;
-    let store = Arc::new(Store::open(&config.crawl.data_dir, config.store.cache_bytes)?);
+    let store = Arc::new(Store::open(
+        &config.crawl.data_dir,
+        config.store.cache_bytes,
+    )?);
     if seeds.is_empty() && store.queue_lengths()?.is_empty() {
         return Err(CrawlCmdError::NoSeeds(args.seeds.clone()));
     }
@@ -100,7 +103,11 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     let shutdown = CancellationToken::new();
     let summary = runtime.block_on(async {
         spawn_ctrl_c(shutdown.clone(), progress.clone());
-        let ticker = spawn_ticker(progress.clone(), stats.clone(), config.crawl.data_dir.clone());
+        let ticker = spawn_ticker(
+            progress.clone(),
+            stats.clone(),
+            config.crawl.data_dir.clone(),
+        );
         let result = crawl::run(
             config.clone(),
             store.clone(),
@@ -119,7 +126,12 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     let summary = summary?;
 
     info.ended_at_ms = now_ms();
-    info.state = if summary.interrupted { "interrupted" } else { "finished" }.into();
+    info.state = if summary.interrupted {
+        "interrupted"
+    } else {
+        "finished"
+    }
+    .into();
     info.pages_fetched = summary.fetched;
     store.put_meta("last_run", &info)?;
     store.flush()?;
@@ -210,7 +222,11 @@ fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String
     let _ = writeln!(
         out,
         "{} {} responses, {} pages stored, {} errors in {:.1}s ({:.0} pages/s).",
-        if s.interrupted { "Interrupted after" } else { "Crawled" },
+        if s.interrupted {
+            "Interrupted after"
+        } else {
+            "Crawled"
+        },
         s.fetched,
         s.stored,
         s.errors,

@@ -2,4 +2,5 @@
 
 pub mod clean;
 pub mod crawl;
+pub mod eval;
 pub mod status;

@@ -87,7 +87,11 @@ impl StatusReport {
         use std::fmt::Write;
         let mut s = String::new();
         if self.live {
-            let _ = writeln!(s, "A crawl is running; snapshot taken {}.", ago(self.generated_at_ms));
+            let _ = writeln!(
+                s,
+                "A crawl is running; snapshot taken {}.",
+                ago(self.generated_at_ms)
+            );
         }
         match &self.last_run {
             None => s.push_str("Last run: never\n"),
@@ -103,7 +107,11 @@ impl StatusReport {
                     s,
                     "Last run: started {}, {end}; state {}; {} pages fetched",
                     ago(r.started_at_ms),
-                    if r.state == "running" && !self.live { "killed" } else { &r.state },
+                    if r.state == "running" && !self.live {
+                        "killed"
+                    } else {
+                        &r.state
+                    },
                     r.pages_fetched
                 );
             }
@@ -117,7 +125,11 @@ impl StatusReport {
             crate::progress::human_bytes(self.store_bytes)
         );
         if !self.hosts.is_empty() {
-            let _ = writeln!(s, "\n{:<40} {:>8} {:>10} {:>8} {:>7}", "host", "pages", "bytes", "queued", "errors");
+            let _ = writeln!(
+                s,
+                "\n{:<40} {:>8} {:>10} {:>8} {:>7}",
+                "host", "pages", "bytes", "queued", "errors"
+            );
             for h in &self.hosts {
                 let _ = writeln!(
                     s,
@@ -193,6 +205,9 @@ pub fn report(data: &Path) -> Result<StatusReport, StatusError> {
 /// Write `report` to `DATA/status.json` atomically.
 pub fn write_snapshot(data: &Path, report: &StatusReport) -> std::io::Result<()> {
     let tmp = data.join(format!("{SNAPSHOT}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?)?;
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?,
+    )?;
     std::fs::rename(tmp, data.join(SNAPSHOT))
 }

@@ -154,7 +154,11 @@ impl Fetcher {
         let deadline = tokio::time::Instant::now() + self.cfg.total_timeout;
         let send = self.client.get(url.as_str()).send();
         let mut resp = match tokio::time::timeout(self.cfg.first_byte_timeout, send).await {
-            Err(_) => return Err(err(FetchErrorKind::FirstByteTimeout(self.cfg.first_byte_timeout))),
+            Err(_) => {
+                return Err(err(FetchErrorKind::FirstByteTimeout(
+                    self.cfg.first_byte_timeout,
+                )))
+            }
             Ok(Err(e)) => return Err(err(classify(&e, self.cfg.total_timeout))),
             Ok(Ok(r)) => r,
         };
@@ -311,7 +315,10 @@ mod tests {
     #[test]
     fn retry_after_seconds_and_dates() {
         let now = humantime::parse_rfc3339_weak("2024-01-01 00:00:00").unwrap();
-        assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_retry_after("120", now),
+            Some(Duration::from_secs(120))
+        );
         assert_eq!(
             parse_retry_after("Mon, 01 Jan 2024 00:00:30 GMT", now),
             Some(Duration::from_secs(30))

@@ -125,7 +125,10 @@ mod tests {
         let t0 = Instant::now();
         assert!(p.try_start(t0).is_ok());
         p.completed(t0 + Duration::from_millis(30));
-        assert_eq!(p.try_start(t0 + Duration::from_millis(50)), Err(t0 + Duration::from_millis(130)));
+        assert_eq!(
+            p.try_start(t0 + Duration::from_millis(50)),
+            Err(t0 + Duration::from_millis(130))
+        );
         tokio::time::advance(Duration::from_millis(130)).await;
         assert!(p.try_start(Instant::now()).is_ok());
     }
@@ -153,12 +156,18 @@ mod tests {
     fn retry_after_is_honoured_and_capped() {
         let mut p = Politeness::new(Duration::ZERO);
         let now = Instant::now();
-        assert_eq!(p.back_off(now, Some(Duration::from_secs(7)), B), Duration::from_secs(7));
+        assert_eq!(
+            p.back_off(now, Some(Duration::from_secs(7)), B),
+            Duration::from_secs(7)
+        );
         assert_eq!(p.ready_at(), now + Duration::from_secs(7));
         let capped = Backoff {
             max_retry_after: Duration::from_secs(5),
             ..B
         };
-        assert_eq!(p.back_off(now, Some(Duration::from_secs(99)), capped), Duration::from_secs(5));
+        assert_eq!(
+            p.back_off(now, Some(Duration::from_secs(99)), capped),
+            Duration::from_secs(5)
+        );
     }
 }

@@ -23,7 +23,7 @@ use super::worker::{self, Ctx, Job, TaskOutput, Verdict, WorkerError};
 use super::CrawlError;
 use crate::config::Config;
 use crate::progress::CrawlStats;
-use crate::store::{Commit, EntryKind, Enqueued, QueueEntry, Store};
+use crate::store::{Commit, Enqueued, EntryKind, QueueEntry, Store};
 
 /// Entries read from sled per refill of an origin's buffer.
 const BUFFER: usize = 32;
@@ -72,7 +72,10 @@ pub struct CrawlSummary {
 enum Robots {
     Unknown,
     Fetching,
-    Known { entry: RobotsEntry, expires: Instant },
+    Known {
+        entry: RobotsEntry,
+        expires: Instant,
+    },
 }
 
 /// `SystemTime` deadline → tokio `Instant` (the scheduler's clock).
@@ -241,7 +244,9 @@ impl Scheduler {
 
     fn add_origin(&mut self, id: u32, key: &str, queued: u64) {
         let base = Url::parse(key).ok();
-        let site = base.as_ref().map_or_else(|| key.to_string(), urls::site_key);
+        let site = base
+            .as_ref()
+            .map_or_else(|| key.to_string(), urls::site_key);
         let delay = self.ctx.config.crawl.delay;
         let mut origin = Origin {
             key: key.to_string(),
@@ -391,7 +396,9 @@ impl Scheduler {
             let o = self.origins.get_mut(&id).expect("invariant: origin exists");
             let site = o.site.clone();
             if entry.kind == EntryKind::Page {
-                if cfg.crawl.max_pages > 0 && self.stored_total + self.pages_in_flight >= cfg.crawl.max_pages {
+                if cfg.crawl.max_pages > 0
+                    && self.stored_total + self.pages_in_flight >= cfg.crawl.max_pages
+                {
                     o.buffer.push_front((seq, entry));
                     self.limit_reached = true;
                     self.note_left(format!("max_pages ({}) reached", cfg.crawl.max_pages));
@@ -415,9 +422,7 @@ impl Scheduler {
                 _ => true,
             };
             if !allowed {
-                self.ctx
-                    .store
-                    .commit(worker::disallowed(id, seq, &entry))?;
+                self.ctx.store.commit(worker::disallowed(id, seq, &entry))?;
                 self.count_error(&site, "robots-disallowed");
                 continue;
             }
@@ -457,7 +462,9 @@ impl Scheduler {
             let batch = store.queue_from(id, o.cursor, BUFFER)?;
             if batch.is_empty() {
                 // Counts drifted from the store (should not happen): trust the store.
-                self.stats.queued.fetch_sub(o.queued.min(self.stats.queued.load(Relaxed)), Relaxed);
+                self.stats
+                    .queued
+                    .fetch_sub(o.queued.min(self.stats.queued.load(Relaxed)), Relaxed);
                 o.queued = 0;
             }
             for (seq, entry) in batch {
@@ -470,7 +477,8 @@ impl Scheduler {
             o.queued = o.queued.saturating_sub(1);
             self.stats.queued.fetch_sub(1, Relaxed);
             let site = o.site.clone();
-            self.stats.host(&site, |h| h.queued = h.queued.saturating_sub(1));
+            self.stats
+                .host(&site, |h| h.queued = h.queued.saturating_sub(1));
         }
         Ok(next)
     }
@@ -488,7 +496,11 @@ impl Scheduler {
         self.in_flight -= 1;
         self.stats.in_flight.fetch_sub(1, Relaxed);
         let id = out.origin_id;
-        let site = self.origins.get(&id).map(|o| o.site.clone()).unwrap_or_default();
+        let site = self
+            .origins
+            .get(&id)
+            .map(|o| o.site.clone())
+            .unwrap_or_default();
         if out.kind == Some(EntryKind::Page) {
             self.pages_in_flight = self.pages_in_flight.saturating_sub(1);
             if let Some(n) = self.site_in_flight.get_mut(&site) {
@@ -645,7 +657,10 @@ impl Scheduler {
             if !self.origins.contains_key(&e.origin_id) {
                 self.add_origin(e.origin_id, &e.origin_key, 0);
             }
-            let o = self.origins.get_mut(&e.origin_id).expect("invariant: just added");
+            let o = self
+                .origins
+                .get_mut(&e.origin_id)
+                .expect("invariant: just added");
             o.queued += 1;
             let site = o.site.clone();
             self.stats.queued.fetch_add(1, Relaxed);

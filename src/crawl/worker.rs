@@ -17,8 +17,7 @@ use super::{sitemap, url as urls};
 use crate::config::Config;
 use crate::dom;
 use crate::store::{
-    now_ms, Commit, EntryKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store,
-    StoreError,
+    now_ms, Commit, EntryKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store, StoreError,
 };
 
 /// What the workers share.
@@ -146,7 +145,13 @@ async fn run_entry(
         backoff: false,
     };
     let Ok(url) = Url::parse(&entry.url) else {
-        let c = failure(origin_id, seq, &entry, "bad-url", "unparsable queued URL".into());
+        let c = failure(
+            origin_id,
+            seq,
+            &entry,
+            "bad-url",
+            "unparsable queued URL".into(),
+        );
         result.verdict = Verdict::Failed {
             kind: "bad-url".into(),
         };
@@ -169,7 +174,11 @@ async fn run_entry(
             let (c, verdict) = match entry.kind {
                 EntryKind::Page => {
                     let ctx2 = ctx.clone();
-                    let permit = ctx.cpu.acquire().await.expect("invariant: semaphore never closed");
+                    let permit = ctx
+                        .cpu
+                        .acquire()
+                        .await
+                        .expect("invariant: semaphore never closed");
                     let out = tokio::task::spawn_blocking(move || {
                         process_page(&ctx2, commit, &entry, &url, resp)
                     })
@@ -218,17 +227,30 @@ async fn run_entry(
                 )
             } else {
                 let kind = format!("http-{status}");
-                commit.error(entry.url.clone(), record(&kind, format!("HTTP {status}"), &entry));
+                commit.error(
+                    entry.url.clone(),
+                    record(&kind, format!("HTTP {status}"), &entry),
+                );
                 Verdict::Failed { kind }
             };
         }
         Err(FetchError { kind, .. }) => {
             if kind.is_transient() {
                 result.backoff = true;
-                result.verdict =
-                    retry_or_fail(cfg, &mut commit, &entry, &url, kind.name(), kind.to_string(), None);
+                result.verdict = retry_or_fail(
+                    cfg,
+                    &mut commit,
+                    &entry,
+                    &url,
+                    kind.name(),
+                    kind.to_string(),
+                    None,
+                );
             } else {
-                commit.error(entry.url.clone(), record(kind.name(), kind.to_string(), &entry));
+                commit.error(
+                    entry.url.clone(),
+                    record(kind.name(), kind.to_string(), &entry),
+                );
                 result.verdict = Verdict::Failed {
                     kind: kind.name().into(),
                 };
@@ -294,12 +316,18 @@ fn redirect(
         return fail("redirect-invalid", format!("HTTP {status} to {location:?}"));
     };
     if target.as_str() == entry.url || target.as_str() == first {
-        return fail("redirect-loop", format!("{} redirects back to {target}", entry.url));
+        return fail(
+            "redirect-loop",
+            format!("{} redirects back to {target}", entry.url),
+        );
     }
     if entry.redirects >= ctx.config.fetch.max_redirects {
         return fail(
             "redirect-limit",
-            format!("more than {} redirects, last to {target}", ctx.config.fetch.max_redirects),
+            format!(
+                "more than {} redirects, last to {target}",
+                ctx.config.fetch.max_redirects
+            ),
         );
     }
     if let Err(why) = ctx.scope.check(&target) {
@@ -393,7 +421,11 @@ fn process_sitemap(
     resp: &Response,
 ) -> (Commit, Verdict) {
     let max_urls = ctx.config.robots.max_sitemap_urls as usize;
-    let parsed = match sitemap::parse_sitemap(&resp.body, ctx.config.fetch.max_body_bytes.max(50 << 20) as usize, max_urls) {
+    let parsed = match sitemap::parse_sitemap(
+        &resp.body,
+        ctx.config.fetch.max_body_bytes.max(50 << 20) as usize,
+        max_urls,
+    ) {
         Ok(s) => s,
         Err(e) => {
             commit.error(entry.url.clone(), record("sitemap", e.to_string(), entry));
@@ -410,7 +442,12 @@ fn process_sitemap(
         .iter()
         .map(|u| (u, EntryKind::Page, entry.depth + 1))
         // Nested sitemaps count as a hop, so max_depth bounds index-of-index chains.
-        .chain(parsed.sitemaps.iter().map(|u| (u, EntryKind::Sitemap, entry.depth + 1)))
+        .chain(
+            parsed
+                .sitemaps
+                .iter()
+                .map(|u| (u, EntryKind::Sitemap, entry.depth + 1)),
+        )
     {
         let Some(target) = urls::normalize(url, loc) else {
             continue;
@@ -442,7 +479,9 @@ async fn fetch_robots(
     previous: Option<&RobotsEntry>,
 ) -> JobResult {
     let cfg = &ctx.config;
-    let mut url = origin.join("/robots.txt").unwrap_or_else(|_| origin.clone());
+    let mut url = origin
+        .join("/robots.txt")
+        .unwrap_or_else(|_| origin.clone());
     let mut hops = 0;
     let mut bytes = 0;
     let mut body = Vec::new();
@@ -505,5 +544,11 @@ async fn fetch_robots(
 
 /// A commit that consumes `(origin_id, seq)` because robots.txt disallows its URL.
 pub fn disallowed(origin_id: u32, seq: u64, entry: &QueueEntry) -> Commit {
-    failure(origin_id, seq, entry, "robots-disallowed", "disallowed by robots.txt".into())
+    failure(
+        origin_id,
+        seq,
+        entry,
+        "robots-disallowed",
+        "disallowed by robots.txt".into(),
+    )
 }

@@ -47,7 +47,9 @@ pub enum StoreError {
     Sled(#[from] sled::Error),
     #[error("store: corrupt value under key {key:?}: {message}")]
     Corrupt { key: String, message: String },
-    #[error("data directory {dir} has schema version {found}; this thresher reads version {expected}")]
+    #[error(
+        "data directory {dir} has schema version {found}; this thresher reads version {expected}"
+    )]
     Schema {
         dir: PathBuf,
         found: u32,
@@ -122,8 +124,9 @@ impl Store {
             .flush_every_ms(Some(500))
             .open()
             .map_err(|e| match e {
-                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock
-                    || io.to_string().contains("lock") =>
+                sled::Error::Io(ref io)
+                    if io.kind() == std::io::ErrorKind::WouldBlock
+                        || io.to_string().contains("lock") =>
                 {
                     StoreError::Locked {
                         dir: dir.to_path_buf(),
@@ -158,12 +161,11 @@ impl Store {
                 Ok(())
             }
             Some(v) => {
-                let found = u32::from_be_bytes(v.as_ref().try_into().map_err(|_| {
-                    StoreError::Corrupt {
+                let found =
+                    u32::from_be_bytes(v.as_ref().try_into().map_err(|_| StoreError::Corrupt {
                         key: "Mschema".into(),
                         message: "not a u32".into(),
-                    }
-                })?);
+                    })?);
                 if found == SCHEMA_VERSION {
                     Ok(())
                 } else {
@@ -347,7 +349,10 @@ impl Store {
     pub fn errors(&self) -> impl Iterator<Item = Result<(String, ErrorRecord), StoreError>> + '_ {
         self.tree.scan_prefix([key::ERROR]).map(|item| {
             let (k, v) = item?;
-            Ok((String::from_utf8_lossy(&k[1..]).into_owned(), decode(&k, &v)?))
+            Ok((
+                String::from_utf8_lossy(&k[1..]).into_owned(),
+                decode(&k, &v)?,
+            ))
         })
     }
 

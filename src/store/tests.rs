@@ -38,9 +38,16 @@ fn discovered_urls_are_queued_once_per_origin_in_order() {
     assert_eq!(out.enqueued.len(), 3);
     let mut c = Commit::new();
     c.discover("http://a".into(), QueueEntry::page("http://a/2".into(), 1));
-    assert!(s.commit(c).unwrap().enqueued.is_empty(), "seen URLs are not queued again");
+    assert!(
+        s.commit(c).unwrap().enqueued.is_empty(),
+        "seen URLs are not queued again"
+    );
 
-    let a = s.origins().into_iter().find(|o| o.key == "http://a").unwrap();
+    let a = s
+        .origins()
+        .into_iter()
+        .find(|o| o.key == "http://a")
+        .unwrap();
     let q: Vec<String> = s
         .queue_from(a.id, 0, 10)
         .unwrap()
@@ -65,7 +72,10 @@ fn page_commit_stores_everything_and_consumes_the_entry() {
     let mut c = Commit::new();
     c.done(e.origin_id, e.seq)
         .page(NewPage::new(7, meta("http://a/", "a"), html, &dom, &paths))
-        .discover("http://a".into(), QueueEntry::page("http://a/next".into(), 1));
+        .discover(
+            "http://a".into(),
+            QueueEntry::page("http://a/next".into(), 1),
+        );
     let out = s.commit(c).unwrap();
     assert!(out.page_stored);
 
@@ -107,7 +117,11 @@ fn state_survives_reopen_and_origin_ids_stay_unique() {
     let out = s.commit(c).unwrap();
     let ids: HashSet<u32> = s.origins().iter().map(|o| o.id).collect();
     assert_eq!(ids.len(), 2);
-    let a2 = out.enqueued.iter().find(|e| e.entry.url == "http://a/2").unwrap();
+    let a2 = out
+        .enqueued
+        .iter()
+        .find(|e| e.entry.url == "http://a/2")
+        .unwrap();
     assert_eq!(a2.seq, 1, "sequence numbers continue after reopening");
     assert!(s.is_seen("http://a/1").unwrap());
 }

@@ -1,0 +1,309 @@
+//! `thresher eval DATASET_DIR [--detector all] [--out OUT]`: run detectors over a dataset with
+//! gold text and print one comparison table (pages, clusters, P/R/F1 with score.py's metric,
+//! seconds, MB/s), so anyone can reproduce docs/detectors.md.
+//!
+//! Each site's pages are read and parsed once; every detector then cleans the parsed pages.
+//! A detector's seconds are end-to-end like `thresher clean`'s: the site's parse time plus its
+//! own run, summed over sites; every run is single-threaded, and sites run in parallel on the
+//! available cores, so the figures do not depend on the thread count (machine load aside).
+//! Scores never depend on it.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cli::EvalArgs;
+use crate::detect::{self, Detector};
+use crate::dom::{parse_bytes, Dom};
+use crate::eval::dataset::{read_text, Dataset, DatasetError, Site};
+use crate::eval::metric::{prf, summarise, tokens, Bag, SiteScores, Summary};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Usage(String),
+}
+
+pub fn run(args: &EvalArgs) -> Result<(), EvalError> {
+    let detectors = parse_detectors(&args.detector)?;
+    let dataset = Dataset::open(&args.dataset)?;
+    let report = evaluate(&dataset, &detectors, args.out.as_deref(), !args.quiet)?;
+    print!("{}", report.render());
+    Ok(())
+}
+
+/// `all` = every detector (each TEXT algorithm and every baseline), else one detector's name.
+pub fn parse_detectors(arg: &str) -> Result<Vec<Detector>, EvalError> {
+    if arg == "all" {
+        return Ok(Detector::all());
+    }
+    arg.parse::<Detector>()
+        .map(|d| vec![d])
+        .map_err(EvalError::Usage)
+}
+
+/// One detector's figures over a dataset.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub detector: Detector,
+    /// Clusters over all sites.
+    pub clusters: usize,
+    pub summary: Summary,
+    /// Parse + detect time, summed over sites.
+    pub seconds: f64,
+    /// The detect part of `seconds`.
+    pub detect_seconds: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub dataset: PathBuf,
+    pub sites: usize,
+    pub html_pages: usize,
+    pub bytes: u64,
+    pub rows: Vec<Row>,
+}
+
+/// What one site yields: its size, parse time and each detector's outcome.
+struct SiteRun {
+    pages: usize,
+    bytes: u64,
+    parse: Duration,
+    runs: Vec<DetectorRun>,
+}
+
+struct DetectorRun {
+    clusters: usize,
+    detect: Duration,
+    scores: SiteScores,
+}
+
+/// Run `detectors` over every site of `dataset` (sites in parallel) and score them; with `out`,
+/// also write `out/<detector>/<site>/<page>.txt`.
+pub fn evaluate(
+    dataset: &Dataset,
+    detectors: &[Detector],
+    out: Option<&Path>,
+    progress: bool,
+) -> Result<Report, EvalError> {
+    let n = dataset.sites.len();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |w| w.get())
+        .clamp(1, n.max(1));
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Result<SiteRun, EvalError>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(site) = dataset.sites.get(i) else {
+                            break;
+                        };
+                        let run = eval_site(site, detectors, out);
+                        if progress {
+                            if let Ok(r) = &run {
+                                eprintln!(
+                                    "eval: {}: {} pages, {:.1} MB, parsed in {:.2}s",
+                                    site.name,
+                                    r.pages,
+                                    r.bytes as f64 / 1e6,
+                                    r.parse.as_secs_f64()
+                                );
+                            }
+                        }
+                        mine.push((i, run));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("invariant: eval workers do not panic"))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    let runs: Vec<SiteRun> = done.into_iter().map(|(_, r)| r).collect::<Result<_, _>>()?;
+
+    let rows = detectors
+        .iter()
+        .enumerate()
+        .map(|(k, &detector)| {
+            let sites: Vec<SiteScores> = runs.iter().map(|r| r.runs[k].scores.clone()).collect();
+            Row {
+                detector,
+                clusters: runs.iter().map(|r| r.runs[k].clusters).sum(),
+                summary: summarise(&sites),
+                seconds: runs
+                    .iter()
+                    .map(|r| (r.parse + r.runs[k].detect).as_secs_f64())
+                    .sum(),
+                detect_seconds: runs.iter().map(|r| r.runs[k].detect.as_secs_f64()).sum(),
+            }
+        })
+        .collect();
+    Ok(Report {
+        dataset: dataset.root.clone(),
+        sites: n,
+        html_pages: runs.iter().map(|r| r.pages).sum(),
+        bytes: runs.iter().map(|r| r.bytes).sum(),
+        rows,
+    })
+}
+
+fn eval_site(
+    site: &Site,
+    detectors: &[Detector],
+    out: Option<&Path>,
+) -> Result<SiteRun, EvalError> {
+    let mut raw = Vec::with_capacity(site.html.len());
+    for (_, path) in &site.html {
+        raw.push(std::fs::read(path).map_err(|source| DatasetError::Read {
+            path: path.clone(),
+            source,
+        })?);
+    }
+    let bytes = raw.iter().map(|b| b.len() as u64).sum();
+    let started = Instant::now();
+    let doms: Vec<Dom> = raw.iter().map(|b| parse_bytes(b, None).dom).collect();
+    let parse = started.elapsed();
+    drop(raw);
+
+    let mut gold: Vec<(&str, Bag)> = Vec::with_capacity(site.gold.len());
+    for (id, path) in &site.gold {
+        gold.push((id, tokens(&read_text(path)?)));
+    }
+
+    let mut runs = Vec::with_capacity(detectors.len());
+    for &d in detectors {
+        let started = Instant::now();
+        let result = detect::clean_site(d, &doms);
+        let detect = started.elapsed();
+        let texts: HashMap<&str, &str> = site
+            .html
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .zip(result.texts.iter().map(String::as_str))
+            .collect();
+        if let Some(out) = out {
+            write_texts(&out.join(d.name()).join(&site.name), &texts)?;
+        }
+        let pages = gold
+            .iter()
+            .map(|(id, g)| {
+                let pred = texts.get(id).map(|t| tokens(t)).unwrap_or_default();
+                prf(&pred, g)
+            })
+            .collect();
+        runs.push(DetectorRun {
+            clusters: result.clustering.clusters.len(),
+            detect,
+            scores: SiteScores {
+                site: site.name.clone(),
+                pages,
+            },
+        });
+    }
+    Ok(SiteRun {
+        pages: doms.len(),
+        bytes,
+        parse,
+        runs,
+    })
+}
+
+fn write_texts(dir: &Path, texts: &HashMap<&str, &str>) -> Result<(), EvalError> {
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| EvalError::Write { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(err(dir))?;
+    for (id, text) in texts {
+        let path = dir.join(format!("{id}.txt"));
+        std::fs::write(&path, text).map_err(err(&path))?;
+    }
+    Ok(())
+}
+
+impl Report {
+    /// The comparison table, one row per detector.
+    pub fn render(&self) -> String {
+        let mb = self.bytes as f64 / 1e6;
+        let gold: usize = self.rows.first().map_or(0, |r| r.summary.pages);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "dataset {}: {} sites, {} pages ({} with gold), {:.1} MB of HTML",
+            self.dataset.display(),
+            self.sites,
+            self.html_pages,
+            gold,
+            mb
+        );
+        let _ = writeln!(
+            s,
+            "{:<14} {:>5} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7}",
+            "detector",
+            "pages",
+            "clusters",
+            "P",
+            "R",
+            "F1",
+            "F1-pages",
+            "seconds",
+            "detect",
+            "MB/s"
+        );
+        for r in &self.rows {
+            let m = &r.summary.macro_;
+            let rate = if r.seconds > 0.0 { mb / r.seconds } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "{:<14} {:>5} {:>8} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>8.2} {:>8.2} {:>7.1}",
+                r.detector.name(),
+                r.summary.pages,
+                r.clusters,
+                m.p,
+                m.r,
+                m.f1,
+                r.summary.pages_mean.f1,
+                r.seconds,
+                r.detect_seconds,
+                rate
+            );
+        }
+        s.push_str(
+            "P/R/F1: macro (mean over sites of the mean over pages), score.py's metric; \
+             F1-pages: mean over pages.\nseconds: parse + detect, summed over sites \
+             (single-threaded runs; detect: its detect part); MB/s: HTML MB (10^6 bytes) / \
+             seconds.\n",
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_means_every_detector_and_names_are_checked() {
+        assert_eq!(parse_detectors("all").unwrap(), Detector::all());
+        assert_eq!(
+            parse_detectors("node-hash").unwrap(),
+            vec![Detector::NodeHash]
+        );
+        assert!(matches!(parse_detectors("bogus"), Err(EvalError::Usage(_))));
+    }
+}
