@@ -375,14 +375,13 @@ impl RawConfig {
                 exclude: regexes("scope.exclude", &self.scope.exclude)?,
             },
             template: TemplateConfig {
-                detector: t.detector,
-                algorithm: t
-                    .algorithm
-                    .parse()
-                    .map_err(|message| ConfigError::Invalid {
-                        key: "template.algorithm".into(),
+                detector: Detector::from_parts(&t.detector, algorithm).map_err(|message| {
+                    ConfigError::Invalid {
+                        key: "template.detector".into(),
                         message,
-                    })?,
+                    }
+                })?,
+                algorithm,
                 recluster_pages: t.recluster_pages.max(1),
                 recluster_interval: duration("template.recluster_interval", &t.recluster_interval)?,
                 min_pages: t.min_pages,
@@ -429,6 +428,9 @@ mod tests {
         let e =
             Config::from_toml_str("[crawl]\ndelay = \"soon\"\n", Path::new("f.toml")).unwrap_err();
         assert!(e.to_string().contains("crawl.delay"), "{e}");
+        let e = Config::from_toml_str("[template]\ndetector = \"magic\"\n", Path::new("f.toml"))
+            .unwrap_err();
+        assert!(e.to_string().contains("template.detector"), "{e}");
         let e =
             Config::from_toml_str("[scope]\nexclude = [\"(\"]\n", Path::new("f.toml")).unwrap_err();
         assert!(e.to_string().contains("scope.exclude"), "{e}");
