@@ -23,6 +23,9 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => cmd::clean::run(&args).context("clean failed")?,
+        Command::Export(args) => {
+            cmd::export::run(&args).context("export failed")?;
+        }
         Command::Eval(args) => cmd::eval::run(&args).context("eval failed")?,
         other => anyhow::bail!("{other:?}: not implemented yet"),
     }

@@ -83,7 +83,12 @@ pub fn page_id(url: &Url) -> u64 {
 
 /// [`page_id`] as 16 lower-case hex digits.
 pub fn page_id_hex(url: &Url) -> String {
-    format!("{:016x}", page_id(url))
+    page_stem(page_id(url))
+}
+
+/// A page id as 16 hex digits: the stem of its cleaned-text file (`OUT/<site>/<stem>.txt`).
+pub fn page_stem(id: u64) -> String {
+    format!("{id:016x}")
 }
 
 /// Normalise percent-escapes (upper-case hex, decode unreserved, lone `%` → `%25`) in an

@@ -379,12 +379,26 @@ impl Store {
         Ok(())
     }
 
-    pub fn cleaned<T: DeserializeOwned>(&self, id: u64) -> Result<Option<T>, StoreError> {
-        self.get(&key::page(key::CLEANED, id))
+    /// The page's cleaned text, if the template engine has produced it.
+    pub fn cleaned(&self, id: u64) -> Result<Option<CleanRecord>, StoreError> {
+        let k = key::page(key::CLEANED, id);
+        match self.get_lz4(&k)? {
+            None => Ok(None),
+            Some(bytes) => decode(&k, &bytes).map(Some),
+        }
     }
 
-    pub fn put_cleaned<T: Serialize>(&self, id: u64, value: &T) -> Result<(), StoreError> {
-        self.put(&key::page(key::CLEANED, id), value)
+    pub fn put_cleaned(&self, id: u64, record: &CleanRecord) -> Result<(), StoreError> {
+        self.tree.insert(
+            key::page(key::CLEANED, id),
+            lz4_flex::compress_prepend_size(&encode(record)),
+        )?;
+        Ok(())
+    }
+
+    /// Number of stored pages (sum of the sites' counters).
+    pub fn page_count(&self) -> u64 {
+        self.lock().sites.values().map(|c| c.pages).sum()
     }
 
     // ---- helpers ----------------------------------------------------------------------------

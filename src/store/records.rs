@@ -83,6 +83,15 @@ pub struct ErrorRecord {
     pub attempts: u32,
 }
 
+/// A page's cleaned text as the template engine last produced it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CleanRecord {
+    /// Cluster index in the site's clustering that produced the text.
+    pub cluster: u32,
+    pub text: String,
+    pub updated_at_ms: u64,
+}
+
 /// Counters kept per site.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteCounters {
