@@ -172,10 +172,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
     let seeds_file = write_seeds(&dir, &seeds);
-    let mut config = format!("[crawl]\nmax_pages_per_host = {}\n", args.pages * 2 + 10);
-    if let Some(inline) = &args.inline_clean {
-        config.push_str(&format!("[template]\ninline = {}\n", inline == "on"));
-    }
+    let inline = args.inline_clean.as_deref().map(|v| v == "on");
+    let mut config = support::bench_config(args.pages, inline);
     if let Some(extra) = &args.config_extra {
         config.push_str(extra);
         config.push('\n');

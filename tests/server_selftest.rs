@@ -203,6 +203,39 @@ async fn paused_time_drives_server_delays_and_timestamps() {
 }
 
 #[tokio::test]
+async fn completed_flags_tell_finished_responses_from_abandoned_ones() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    o.mount("/ok", Endpoint::html("ok"));
+    o.mount("/tarpit", Endpoint::tarpit());
+    o.mount("/reset", Endpoint::reset_mid_body(100, 1000));
+    o.mount("/endless", Endpoint::endless());
+    get(&o.url("/ok")).await.bytes().await.unwrap();
+    let _ = client().get(o.url("/tarpit")).timeout(ms(100)).send().await;
+    let _ = get(&o.url("/reset")).await.bytes().await;
+    let mut r = get(&o.url("/endless")).await;
+    r.chunk().await.unwrap();
+    drop(r);
+    let log = o.log();
+    assert!(log[0].completed);
+    assert_eq!(o.incomplete(), ["/tarpit", "/reset", "/endless"]);
+}
+
+#[test]
+fn fixture_and_bench_configs_are_valid_thresher_configs() {
+    use thresher::config::Config;
+    let path = std::path::Path::new("fixture.toml");
+    let c = Config::from_toml_str(sites::HOSTILE_CONFIG, path).unwrap();
+    assert_eq!(c.fetch.first_byte_timeout, ms(500));
+    assert_eq!(c.fetch.max_retries, 1);
+    let c = Config::from_toml_str(&bench_config(200, Some(false)), path).unwrap();
+    assert!(!c.template.inline);
+    assert_eq!(c.crawl.max_pages_per_host, 410);
+    let c = Config::from_toml_str(&bench_config(200, None), path).unwrap();
+    assert!(c.template.inline, "default kept");
+}
+
+#[tokio::test]
 async fn wait_until_wakes_on_hits_and_times_out() {
     let server = TestServer::start(1);
     let o = server.origin(0).clone();
@@ -742,6 +775,11 @@ async fn standin_crawl_fetches_every_reachable_page_exactly_once() {
     let o = server.origin(0);
     let reachable = sites_served[0].reachable();
     assert_eq!(report.fetched, reachable.len());
+    sites_served[0].check_fetched_once(o, &[]).unwrap();
+    let err = sites_served[1]
+        .check_fetched_once(server.origin(1), &[])
+        .unwrap_err();
+    assert!(err.contains("/: never requested"), "{err}");
     assert_eq!(o.duplicates(), Default::default());
     let hit: std::collections::BTreeSet<String> = o.hit_counts().into_keys().collect();
     assert_eq!(hit, reachable);

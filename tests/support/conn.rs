@@ -125,8 +125,8 @@ fn resolve(mut endpoint: Endpoint, nth: usize, target: &str) -> (Duration, Optio
 }
 
 /// Counts a request as in flight from its arrival until its body's last frame (or until hyper
-/// drops it: client gone, server stopped).
-pub(super) struct InFlight(pub(super) Arc<OriginInner>);
+/// drops it: client gone, server stopped). Holds the request's index in the origin's log.
+pub(super) struct InFlight(pub(super) Arc<OriginInner>, pub(super) usize);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
@@ -184,11 +184,16 @@ impl ServedBody {
         }
     }
 
-    /// The response is complete: stop counting it as in flight *before* its last frame leaves,
-    /// so a client's next request can never look concurrent with this one.
-    fn finish(&mut self) {
+    /// The response is over (`completed`: its last frame is handed over; else reset). Stop
+    /// counting it as in flight *before* that last frame leaves, so a client's next request can
+    /// never look concurrent with this one.
+    fn finish(&mut self, completed: bool) {
         self.state = State::Done;
-        self.guard = None;
+        if let Some(guard) = self.guard.take() {
+            if completed {
+                guard.0.completed(guard.1);
+            }
+        }
     }
 }
 
@@ -243,7 +248,7 @@ impl hyper::body::Body for ServedBody {
             this.sleep = Some(Box::pin(tokio::time::sleep(d)));
         }
         if done {
-            this.finish();
+            this.finish(!matches!(out, Some(Err(_))));
         }
         match out {
             None => Poll::Ready(None),

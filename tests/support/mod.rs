@@ -60,6 +60,19 @@ pub fn write_seeds(dir: &Path, urls: &[String]) -> PathBuf {
     path
 }
 
+/// The config the crawl benchmark passes: per-host cap above the universe's pages, and
+/// `[template] inline` when given.
+pub fn bench_config(pages_per_origin: usize, inline: Option<bool>) -> String {
+    let mut toml = format!(
+        "[crawl]\nmax_pages_per_host = {}\n",
+        pages_per_origin * 2 + 10
+    );
+    if let Some(inline) = inline {
+        toml.push_str(&format!("[template]\ninline = {inline}\n"));
+    }
+    toml
+}
+
 /// Write a config file (TOML read over config/default.toml) into `dir`; returns its path.
 pub fn write_config(dir: &Path, toml: &str) -> PathBuf {
     let path = dir.join("thresher.toml");

@@ -41,6 +41,9 @@ pub struct Hit {
     pub status: Option<u16>,
     /// Which TCP connection (per origin, from 0) carried the request.
     pub conn: u64,
+    /// The server handed over the response's last byte (false: tarpit, reset, client gone, or
+    /// still streaming).
+    pub completed: bool,
 }
 
 impl Hit {
@@ -126,7 +129,7 @@ impl OriginInner {
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        {
+        let index = {
             let mut log = self.log.lock().expect("log lock");
             *log.counts.entry(target.clone()).or_default() += 1;
             let hit = Hit {
@@ -140,11 +143,19 @@ impl OriginInner {
                 headers: req.headers().clone(),
                 status,
                 conn,
+                completed: false,
             };
             log.hits.push(hit);
-        }
+            log.hits.len() - 1
+        };
         self.shared.changed.send_modify(|n| *n += 1);
-        InFlight(self.clone())
+        InFlight(self.clone(), index)
+    }
+
+    pub(super) fn completed(&self, index: usize) {
+        if let Some(hit) = self.log.lock().expect("log lock").hits.get_mut(index) {
+            hit.completed = true;
+        }
     }
 
     pub(super) fn latency(&self) -> Duration {
@@ -318,6 +329,18 @@ impl Origin {
     /// How many consecutive pairs of requests started closer than `delay`.
     pub fn pairs_closer_than(&self, delay: Duration) -> usize {
         self.gaps().into_iter().filter(|g| *g < delay).count()
+    }
+
+    /// Targets with a request whose response never completed (tarpits, resets, and requests
+    /// the client abandoned — e.g. in flight when a crawl was killed: a resumed crawl may
+    /// fetch those again).
+    pub fn incomplete(&self) -> Vec<String> {
+        let log = self.inner.log.lock().expect("log lock");
+        log.hits
+            .iter()
+            .filter(|h| !h.completed)
+            .map(|h| h.target.clone())
+            .collect()
     }
 
     /// Requests in flight right now.

@@ -1,5 +1,6 @@
 //! A stand-in crawler (reqwest + thresher's parser, breadth first, one request at a time per
-//! origin, a per-origin delay, a global concurrency cap, scope = the seeds' origins). It checks
+//! origin, a per-origin delay counted from the end of the previous response, as Heritrix does,
+//! a global concurrency cap, scope = the seeds' origins). It checks
 //! the fixtures and the benchmark plumbing before the real crawler exists, and gives the
 //! benchmark a reference figure (fetch + parse, nothing stored). No robots.txt, no retries.
 
@@ -13,7 +14,7 @@ use url::Url;
 #[derive(Clone, Debug)]
 pub struct StandinConfig {
     pub concurrency: usize,
-    /// Minimum gap between request starts to one origin.
+    /// Wait between the end of one response and the next request to the same origin.
     pub delay: Duration,
     /// 0 = unlimited.
     pub max_pages: usize,
@@ -97,7 +98,6 @@ pub async fn crawl(seeds: Vec<Url>, cfg: StandinConfig) -> StandinReport {
             }
             let url = oq.queue.pop_front().expect("non-empty queue");
             oq.busy = true;
-            oq.next_start = now + cfg.delay;
             started += 1;
             let (client, key, ua) = (client.clone(), key.clone(), cfg.user_agent.clone());
             tasks.spawn(async move { (key, fetch(&client, url, &ua).await) });
@@ -120,6 +120,7 @@ pub async fn crawl(seeds: Vec<Url>, cfg: StandinConfig) -> StandinReport {
         let (key, result) = joined.expect("stand-in fetch task panicked");
         if let Some(oq) = origins.get_mut(&key) {
             oq.busy = false;
+            oq.next_start = Instant::now() + cfg.delay;
         }
         match result {
             Err(()) => report.errors += 1,

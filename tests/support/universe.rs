@@ -297,6 +297,36 @@ impl NewsSite {
             .collect()
     }
 
+    /// Compare what `origin` served with this site: every reachable page requested exactly once,
+    /// nothing else requested but `also` (e.g. `["/robots.txt"]`) — orphans, 404s, duplicates
+    /// and misses are all listed in the error.
+    pub fn check_fetched_once(
+        &self,
+        origin: &super::server::Origin,
+        also: &[&str],
+    ) -> Result<(), String> {
+        let counts = origin.hit_counts();
+        let reachable = self.reachable();
+        let mut errors = Vec::new();
+        for path in &reachable {
+            match counts.get(path) {
+                None => errors.push(format!("{path}: never requested")),
+                Some(1) => {}
+                Some(n) => errors.push(format!("{path}: requested {n} times")),
+            }
+        }
+        for (target, n) in &counts {
+            if !reachable.contains(target) && !also.contains(&target.as_str()) {
+                errors.push(format!("{target}: requested {n} times but not reachable"));
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+
     /// The routes to serve (all pages, orphans included; no robots.txt).
     pub fn site(&self) -> Site {
         self.pages
