@@ -528,6 +528,7 @@ async fn fixture_sites_serve_every_page_they_expect_stored() {
         Box::new(|o, _| sites::mount_content_types(o)),
         Box::new(|o, _| sites::mount_charsets(o).0),
         Box::new(sites::mount_links),
+        Box::new(|o, _| sites::mount_hostile(o)),
     ];
     for case in &cases {
         a.serve(Site::new());

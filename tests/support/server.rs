@@ -207,7 +207,8 @@ impl Origin {
 
     /// The same socket under another host name, e.g. `url_as("localhost", "/x")`: a different
     /// host (out of scope for a crawl seeded with `url`) that still reaches this origin, so a
-    /// scope leak shows up in the log (with that Host header).
+    /// scope leak shows up in the log (with that Host header). `localhost` reaches only
+    /// origins on 127.0.0.1.
     pub fn url_as(&self, host: &str, target: &str) -> String {
         format!("http://{host}:{}{target}", self.port())
     }

@@ -59,6 +59,16 @@ pub fn mount_retries(o: &Origin) -> Expect {
 /// `other_host` (a different host, e.g. 127.0.0.2: out of scope) and to `localhost` (out of
 /// scope): never followed.
 pub fn mount_redirects(o: &Origin, other_host: &Origin) -> Expect {
+    assert_eq!(
+        o.addr().ip().to_string(),
+        "127.0.0.1",
+        "o must be on 127.0.0.1"
+    );
+    assert_ne!(
+        o.addr().ip(),
+        other_host.addr().ip(),
+        "other_host must be another host"
+    );
     let mut links = Vec::new();
     let mut e = Expect::default();
     for code in [301u16, 302, 307, 308] {

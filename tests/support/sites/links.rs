@@ -26,8 +26,20 @@ fn leaf(o: &Origin, path: &str) {
 /// - `/base/index.html` with `<base href="/elsewhere/">`: `child.html` → `/elsewhere/child.html`
 ///   once, `/base/child.html` never; `/base-abs.html` with an absolute base → `/abs/page.html`;
 /// - `http://localhost:PORT/alias.html`, `other_host`'s `/elsewhere.html` and a
-///   protocol-relative `//127.0.0.2:PORT/pr.html`: never; mailto/javascript/tel/data: ignored.
+///   protocol-relative `//OTHER_HOST:PORT/pr.html`: never; mailto/javascript/tel/data: ignored.
+///
+/// `o` must be on 127.0.0.1 (for the `localhost` alias) and `other_host` on another address.
 pub fn mount_links(o: &Origin, other_host: &Origin) -> Expect {
+    assert_eq!(
+        o.addr().ip().to_string(),
+        "127.0.0.1",
+        "o must be on 127.0.0.1"
+    );
+    assert_ne!(
+        o.addr().ip(),
+        other_host.addr().ip(),
+        "other_host must be another host"
+    );
     let port = o.port();
     let index = format!(
         r##"<!doctype html><html><head><meta charset="utf-8"><title>Links</title></head><body>
@@ -42,13 +54,13 @@ pub fn mount_links(o: &Origin, other_host: &Origin) -> Expect {
 <map name="m"><area shape="rect" coords="0,0,1,1" href="/area.html" alt="area"></map>
 <p><a href="/noindex.html">noindex</a> <a href="/meta-nofollow.html">meta nofollow</a> <a href="/none.html">none</a></p>
 <p><a href="/base/index.html">base</a> <a href="/base-abs.html">absolute base</a></p>
-<p><a href="{alias}">alias host</a> <a href="{elsewhere}">other host</a> <a href="//127.0.0.2:{other_port}/pr.html">protocol-relative</a></p>
+<p><a href="{alias}">alias host</a> <a href="{elsewhere}">other host</a> <a href="//{other}/pr.html">protocol-relative</a></p>
 <p><a href="mailto:desk@example.invalid">mail</a> <a href="javascript:void(0)">js</a> <a href="tel:+15550100">tel</a> <a href="data:text/html,hi">data</a></p>
 </body></html>
 "##,
         alias = o.url_as("localhost", "/alias.html"),
         elsewhere = other_host.url("/elsewhere.html"),
-        other_port = other_host.port(),
+        other = other_host.host_port(),
     );
     o.mount("/", Endpoint::html(index));
     o.mount("/?page=2", Endpoint::html(page("Page 2", "<p>second</p>")));
