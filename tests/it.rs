@@ -1,3 +1,5 @@
 //! thresher's one integration test binary (STYLE.md): one module per area.
 
 mod eval_cmd;
+mod server_selftest;
+mod support;

@@ -1,0 +1,363 @@
+//! The crawl benchmark (issue 2): serve a local universe of news sites in-process (one origin
+//! per site, pages assembled from shared `Bytes`), run the release `thresher crawl` on it as a
+//! child process, and report what the server saw (pages, duplicates, bytes, gaps between
+//! requests per origin, peak in-flight per origin) and what the child cost (wall time, peak RSS
+//! from /proc VmHWM, CPU). `--standin` runs the in-tree stand-in crawler instead (plumbing
+//! check and reference figure). See docs/benchmarks.md.
+//!
+//! cargo bench --bench crawl -- [--origins 50 --pages 200 --page-kb 50 --delay 0ms
+//!     --concurrency 64 --inline-clean on|off --politeness --standin]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+#[path = "crawl/procfs.rs"]
+mod procfs;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+use support::{standin, write_config, write_seeds, TestServer, Universe};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "crawl-bench",
+    about = "Crawl a local universe of origins and measure it."
+)]
+struct Args {
+    /// Origins (one news site each).
+    #[arg(long, default_value_t = 50)]
+    origins: usize,
+    /// HTML pages per origin, all reachable from its home page.
+    #[arg(long, default_value_t = 200)]
+    pages: usize,
+    /// Average page size in KB (padding in shared head markup).
+    #[arg(long, default_value_t = 50)]
+    page_kb: usize,
+    /// Per-origin politeness delay passed as `--delay`.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    delay: Option<Duration>,
+    /// The politeness run: default delay 100ms; reports violating pairs and gaps per origin.
+    #[arg(long)]
+    politeness: bool,
+    /// Global concurrency passed as `--concurrency`.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Write `[template] inline = true|false` into the config file (omitted: config default).
+    #[arg(long, value_parser = ["on", "off"])]
+    inline_clean: Option<String>,
+    /// Extra TOML appended to the generated config file.
+    #[arg(long)]
+    config_extra: Option<String>,
+    /// The crawler binary (default: the release `thresher` cargo built for this bench).
+    #[arg(long)]
+    bin: Option<PathBuf>,
+    /// Run the stand-in crawler (reqwest + thresher's parser, no store) as the child instead.
+    #[arg(long)]
+    standin: bool,
+    /// Worker threads of the in-process server.
+    #[arg(long, default_value_t = 1)]
+    server_threads: usize,
+    /// Kill the crawler after this long.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "15m")]
+    timeout: Duration,
+    /// Keep the data and output directories here (default: a temporary directory, removed).
+    #[arg(long)]
+    keep: Option<PathBuf>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// `standin-crawl` child mode: the stand-in crawler behind a `thresher crawl`-like CLI.
+#[derive(Debug, Parser)]
+struct StandinArgs {
+    #[arg(long)]
+    seeds: PathBuf,
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "0ms")]
+    delay: Duration,
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("standin-crawl") {
+        return standin_child(StandinArgs::parse_from(
+            std::iter::once(argv[0].clone()).chain(argv[2..].iter().cloned()),
+        ));
+    }
+    match run(Args::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("crawl bench: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn standin_child(args: StandinArgs) -> ExitCode {
+    let seeds: Vec<url::Url> = std::fs::read_to_string(&args.seeds)
+        .expect("read seeds")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| url::Url::parse(l.trim()).expect("seed URL"))
+        .collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cfg = standin::StandinConfig {
+        concurrency: args.concurrency,
+        delay: args.delay,
+        ..Default::default()
+    };
+    let report = rt.block_on(standin::crawl(seeds, cfg));
+    println!(
+        "standin: fetched {} pages, {} bytes, {} errors",
+        report.fetched, report.bytes, report.errors
+    );
+    ExitCode::SUCCESS
+}
+
+fn run(args: Args) -> Result<ExitCode, String> {
+    let delay = args.delay.unwrap_or(if args.politeness {
+        Duration::from_millis(100)
+    } else {
+        Duration::ZERO
+    });
+    let bin = match (&args.bin, args.standin) {
+        (_, true) => std::env::current_exe().map_err(|e| e.to_string())?,
+        (Some(b), false) => b.clone(),
+        (None, false) => support::thresher_bin(),
+    };
+    if !bin.is_file() {
+        return Err(format!(
+            "crawler binary {} not found: run `cargo build --release` (or pass --bin PATH)",
+            bin.display()
+        ));
+    }
+
+    let t = Instant::now();
+    let universe = Universe::generate(args.origins, args.pages, args.page_kb * 1000);
+    let served_total: usize = universe
+        .sites
+        .iter()
+        .flat_map(|s| s.pages.iter().map(|p| p.len()))
+        .sum();
+    eprintln!(
+        "universe: {} origins × {} pages, {:.1} MB of HTML from {:.1} MB resident, built in {:.1?}",
+        args.origins,
+        args.pages,
+        served_total as f64 / 1e6,
+        universe.resident_bytes() as f64 / 1e6,
+        t.elapsed()
+    );
+
+    let server = TestServer::background(args.origins, args.server_threads);
+    let robots = support::Endpoint::text("User-agent: *\nAllow: /\n");
+    for (site, origin) in universe.sites.iter().zip(server.origins()) {
+        origin.serve(site.site().route("/robots.txt", robots.clone()));
+    }
+
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = args
+        .keep
+        .clone()
+        .unwrap_or_else(|| tmp.path().to_path_buf());
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
+    let seeds_file = write_seeds(&dir, &seeds);
+    let inline = args.inline_clean.as_deref().map(|v| v == "on");
+    let mut config = support::bench_config(args.pages, inline);
+    if let Some(extra) = &args.config_extra {
+        config.push_str(extra);
+        config.push('\n');
+    }
+    let config_file = write_config(&dir, &config);
+
+    let mut cmd = Command::new(&bin);
+    if args.standin {
+        cmd.arg("standin-crawl");
+    } else {
+        cmd.arg("crawl")
+            .arg("--data")
+            .arg(dir.join("data"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .args(["--max-pages", "0", "--max-depth", "50", "--quiet"])
+            .arg("--config")
+            .arg(&config_file);
+    }
+    cmd.arg("--seeds")
+        .arg(&seeds_file)
+        .arg("--concurrency")
+        .arg(args.concurrency.to_string())
+        .arg("--delay")
+        .arg(format!("{}ms", delay.as_millis()));
+    let log = std::fs::File::create(dir.join("crawler.log")).map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log);
+    eprintln!("running: {cmd:?}");
+
+    let server_cpu0 = procfs::cpu_time("self").unwrap_or_default();
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("spawn {}: {e}", bin.display()))?;
+    let pid = child.id();
+    let (mut peak_kib, mut child_cpu) = (0u64, Duration::ZERO);
+    let status = loop {
+        if let Some(k) = procfs::peak_rss_kib(pid) {
+            peak_kib = peak_kib.max(k);
+        }
+        if let Some(c) = procfs::cpu_time(&pid.to_string()) {
+            child_cpu = child_cpu.max(c);
+        }
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > args.timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "crawler still running after {:?}: killed",
+                args.timeout
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let wall = started.elapsed();
+    let server_cpu = procfs::cpu_time("self").unwrap_or_default() - server_cpu0;
+
+    report(
+        &args, &universe, &server, delay, wall, peak_kib, child_cpu, server_cpu,
+    );
+    let log_tail = std::fs::read_to_string(dir.join("crawler.log")).unwrap_or_default();
+    let tail: Vec<&str> = log_tail.lines().rev().take(5).collect();
+    eprintln!("crawler exit: {status}; last log lines:");
+    for l in tail.iter().rev() {
+        eprintln!("  | {l}");
+    }
+    if args.keep.is_some() {
+        eprintln!("kept {}", dir.display());
+    }
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    args: &Args,
+    universe: &Universe,
+    server: &TestServer,
+    delay: Duration,
+    wall: Duration,
+    peak_kib: u64,
+    child_cpu: Duration,
+    server_cpu: Duration,
+) {
+    let mut pages = 0usize;
+    let mut unique = 0usize;
+    let mut duplicates = 0usize;
+    let mut requests = 0usize;
+    let mut bytes = 0u64;
+    let mut max_in_flight = 0usize;
+    let mut violations = 0usize;
+    let mut violations_pages = 0usize;
+    let mut min_gaps: Vec<(Duration, usize)> = Vec::new();
+    for (i, (site, o)) in universe.sites.iter().zip(server.origins()).enumerate() {
+        let counts = o.hit_counts();
+        for page in &site.pages {
+            if let Some(&n) = counts.get(&page.path) {
+                pages += n;
+                unique += 1;
+                duplicates += n - 1;
+            }
+        }
+        requests += o.total_hits();
+        bytes += o.bytes_served();
+        max_in_flight = max_in_flight.max(o.max_in_flight());
+        violations += o.pairs_closer_than(delay);
+        let page_gaps = o.gaps_where(|h| h.path() != "/robots.txt");
+        violations_pages += page_gaps.iter().filter(|g| **g < delay).count();
+        if let Some(g) = o.min_gap() {
+            min_gaps.push((g, i));
+        }
+    }
+    min_gaps.sort();
+    let expected = args.origins * args.pages;
+    let secs = wall.as_secs_f64();
+    println!(
+        "crawl benchmark ({} origins × {} pages, ~{} KB/page, delay {delay:?}, concurrency {}{}{})",
+        args.origins,
+        args.pages,
+        args.page_kb,
+        args.concurrency,
+        args.inline_clean
+            .as_deref()
+            .map(|v| format!(", inline clean {v}"))
+            .unwrap_or_default(),
+        if args.standin {
+            ", STAND-IN crawler"
+        } else {
+            ""
+        }
+    );
+    println!("  pages fetched      {pages} ({unique} unique of {expected} reachable, {duplicates} duplicate fetches)");
+    println!("  requests           {requests} (incl. robots.txt and misses)");
+    println!("  wall               {secs:.2} s");
+    println!("  pages/s            {:.1}", pages as f64 / secs);
+    println!(
+        "  MB/s               {:.2} (body bytes served)",
+        bytes as f64 / 1e6 / secs
+    );
+    println!(
+        "  peak RSS           {:.1} MB (VmHWM)",
+        peak_kib as f64 / 1024.0
+    );
+    println!(
+        "  crawler CPU        {:.1} s ({:.2} cores)",
+        child_cpu.as_secs_f64(),
+        child_cpu.as_secs_f64() / secs
+    );
+    println!(
+        "  server CPU         {:.1} s ({:.2} cores, this process)",
+        server_cpu.as_secs_f64(),
+        server_cpu.as_secs_f64() / secs
+    );
+    println!("  max in flight/origin {max_in_flight}");
+    if !delay.is_zero() {
+        println!("  politeness: pairs of requests to one origin closer than {delay:?}: {violations} (excluding robots.txt: {violations_pages})");
+        let show: Vec<String> = min_gaps
+            .iter()
+            .take(5)
+            .map(|(g, i)| format!("origin {i}: {g:.1?}"))
+            .collect();
+        println!("  smallest min gaps  {}", show.join(", "));
+        if let Some((g, _)) = min_gaps.last() {
+            println!("  largest min gap    {g:.1?}");
+        }
+    }
+    let json = serde_json::json!({
+        "origins": args.origins, "pages_per_origin": args.pages, "page_kb": args.page_kb,
+        "delay_ms": delay.as_millis() as u64, "concurrency": args.concurrency,
+        "inline_clean": args.inline_clean, "standin": args.standin,
+        "pages_fetched": pages, "unique_pages": unique, "duplicates": duplicates,
+        "requests": requests, "wall_s": secs, "pages_per_s": pages as f64 / secs,
+        "mb_per_s": bytes as f64 / 1e6 / secs, "peak_rss_mb": peak_kib as f64 / 1024.0,
+        "crawler_cpu_s": child_cpu.as_secs_f64(), "server_cpu_s": server_cpu.as_secs_f64(),
+        "max_in_flight_per_origin": max_in_flight, "violating_pairs": violations,
+        "violating_pairs_pages_only": violations_pages,
+        "min_gap_ms": min_gaps.first().map(|(g, _)| g.as_secs_f64() * 1000.0),
+    });
+    println!("RESULT {json}");
+}
