@@ -7,6 +7,7 @@
 
 pub mod cluster;
 pub mod engine;
+pub mod incremental;
 pub mod lsh;
 pub mod mdl;
 pub mod minhash;

@@ -24,6 +24,8 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
+use serde::{Deserialize, Serialize};
+
 pub(crate) use agglom::{Agglomerator, Rule};
 
 use super::mdl::Model;
@@ -31,7 +33,8 @@ use super::minhash::ClusterSketch;
 use super::support::PathMap;
 
 /// The clustering algorithm (`--algorithm`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
     /// Exact agglomerative MDL (reference; slow).
     TextMdl,
