@@ -3,14 +3,16 @@
 //! big9-news era `2009-…`; pages without a prefix share one label).
 //!
 //! cargo run --release --example cluster_report -- ../shared/datasets/big9-news [--paths all]
+//!     [--stop first-rise]
 //!
 //! `--paths all` prices the MDL cost with the host's distinct paths (the papers' |P|) instead
-//! of the distinct essential paths (`cluster`'s default).
+//! of the distinct essential paths (`cluster`'s default); `--stop first-rise` stops the greedy
+//! at the first merge that does not pay (the papers' rule) instead of `BestPrefix`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use thresher::template::cluster::{cluster_with, Params};
+use thresher::template::cluster::{cluster_with, Params, Stop};
 use thresher::template::mdl;
 use thresher::template::support::Support;
 use thresher::template::Algorithm;
@@ -18,10 +20,15 @@ use thresher::template::Algorithm;
 fn main() {
     let mut dirs = Vec::new();
     let mut all_paths = false;
+    let mut stop = Stop::BestPrefix;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--paths" {
             all_paths = args.next().as_deref() == Some("all");
+        } else if a == "--stop" {
+            if args.next().as_deref() == Some("first-rise") {
+                stop = Stop::FirstRise;
+            }
         } else {
             dirs.push(PathBuf::from(a));
         }
@@ -34,7 +41,7 @@ fn main() {
         let mut sites: Vec<PathBuf> = read_dir(&ds).into_iter().filter(|p| p.is_dir()).collect();
         sites.sort();
         for site in sites {
-            report(&site, all_paths);
+            report(&site, all_paths, stop);
         }
     }
 }
@@ -46,7 +53,7 @@ fn read_dir(p: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn report(site: &Path, all_paths: bool) {
+fn report(site: &Path, all_paths: bool, stop: Stop) {
     let mut files: Vec<PathBuf> = read_dir(site)
         .into_iter()
         .filter(|f| f.extension().is_some_and(|x| x == "html"))
@@ -70,6 +77,7 @@ fn report(site: &Path, all_paths: bool) {
     let essential: Vec<Vec<u64>> = sets.iter().map(|s| support.essential(s)).collect();
     let params = Params {
         paths: all_paths.then_some(support.paths() as u64),
+        stop,
         ..Params::default()
     };
     let paths = params

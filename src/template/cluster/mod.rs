@@ -1,10 +1,12 @@
 //! Clustering a host's pages by template: TEXT-MDL, TEXT-HASH and TEXT-MAX (DESIGN.md §3).
 //!
 //! All three are greedy agglomerative minimisers of the MDL cost L(C) (`mdl`): start from
-//! singletons, repeatedly merge the pair whose merge lowers L(C) most, stop when no merge lowers
-//! it. They differ in how a merge is costed and which pairs are looked at:
+//! singletons and repeatedly merge the pair that lowers L(C) most. The papers stop when no merge
+//! lowers it; by default we merge on and keep the cheapest clustering on the way (`Stop`). They
+//! differ in how a merge is costed and which pairs are looked at:
 //! - TEXT-MDL (`pairwise`, exact): every pair, exact counts from the clusters' path counts.
-//! - TEXT-HASH: every pair, counts estimated from extended MinHash sketches (`minhash`).
+//! - TEXT-HASH: every pair, counts estimated from extended MinHash sketches (`minhash`; paths
+//!   essential in one page only are counted exactly, not sketched).
 //! - TEXT-MAX (default): as TEXT-HASH, but a cluster is only costed with its partners of maximal
 //!   estimated Jaccard (TEXT-MAX-DICE: Dice) coefficient.
 //!
