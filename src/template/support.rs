@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use serde::{Deserialize, Serialize};
+
 /// A hasher for keys that are already 64-bit hashes: passes them through.
 #[derive(Default, Clone, Copy)]
 pub struct IdHasher(u64);
@@ -29,11 +31,63 @@ impl Hasher for IdHasher {
 /// A map keyed by path hash.
 pub type PathMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
-/// How many of a host's pages contain each path.
-#[derive(Clone, Debug, Default)]
+/// How many of a host's pages contain each path. Serialises compactly (paths sorted and
+/// delta-encoded, so postcard's varints take ~7 bytes a path instead of 10), and identically for
+/// equal supports whatever the insertion history.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "SortedCounts", from = "SortedCounts")]
 pub struct Support {
     counts: PathMap<u32>,
     pages: u32,
+}
+
+/// `Support`'s serialised form.
+#[derive(Serialize, Deserialize)]
+struct SortedCounts {
+    pages: u32,
+    /// Sorted paths, each as the difference from the previous one.
+    path_deltas: Vec<u64>,
+    counts: Vec<u32>,
+}
+
+impl From<Support> for SortedCounts {
+    fn from(s: Support) -> SortedCounts {
+        let mut pairs: Vec<(u64, u32)> = s.counts.into_iter().collect();
+        pairs.sort_unstable();
+        let mut prev = 0u64;
+        let path_deltas = pairs
+            .iter()
+            .map(|&(p, _)| {
+                let d = p - prev;
+                prev = p;
+                d
+            })
+            .collect();
+        SortedCounts {
+            pages: s.pages,
+            path_deltas,
+            counts: pairs.into_iter().map(|(_, c)| c).collect(),
+        }
+    }
+}
+
+impl From<SortedCounts> for Support {
+    fn from(s: SortedCounts) -> Support {
+        let mut prev = 0u64;
+        let counts = s
+            .path_deltas
+            .into_iter()
+            .zip(s.counts)
+            .map(|(d, c)| {
+                prev = prev.wrapping_add(d);
+                (prev, c)
+            })
+            .collect();
+        Support {
+            counts,
+            pages: s.pages,
+        }
+    }
 }
 
 impl Support {
@@ -146,6 +200,15 @@ mod tests {
         s.add(&[2, 3]);
         s.remove(&[2, 3]);
         assert_eq!((s.get(2), s.get(3), s.paths(), s.pages()), (1, 0, 2, 1));
+    }
+
+    #[test]
+    fn support_round_trips_through_postcard() {
+        let s = Support::from_pages([&[1u64, 2, u64::MAX][..], &[2, 7]]);
+        let bytes = postcard::to_allocvec(&s).expect("serialise");
+        let back: Support = postcard::from_bytes(&bytes).expect("deserialise");
+        assert_eq!(back, s);
+        assert_eq!((back.get(2), back.get(u64::MAX), back.pages()), (2, 1, 2));
     }
 
     #[test]
