@@ -99,7 +99,10 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
                     (Box::new(BufWriter::new(f)), Some(tmp))
                 }
             };
-            let target = args.out.clone().unwrap_or_else(|| PathBuf::from("<stdout>"));
+            let target = args
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("<stdout>"));
             for host in &hosts {
                 for id in store.site_pages(host)? {
                     bar.inc(1);
@@ -163,7 +166,10 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
             summary.exported,
             hosts.len(),
             if summary.not_cleaned > 0 {
-                format!("; {} stored pages have no cleaned text yet", summary.not_cleaned)
+                format!(
+                    "; {} stored pages have no cleaned text yet",
+                    summary.not_cleaned
+                )
             } else {
                 String::new()
             }

@@ -3,8 +3,8 @@
 pub mod clean;
 pub mod crawl;
 pub mod eval;
-pub mod status;
 pub mod export;
+pub mod status;
 
 use std::path::Path;
 

@@ -219,6 +219,10 @@ fn flatten(document: &Handle, out: &mut Parsed) {
     });
     let mut stack: Vec<Frame> = vec![Frame::Exit(0)];
     push_children(&mut stack, document, 0, DOCUMENT, 0);
+    // Whitespace-only text is dropped, but it still separates its neighbours
+    // (`<span>Share</span> <a>Post</a>` is "Share Post").
+    let mut last_text: Option<usize> = None;
+    let mut pending_space = false;
 
     while let Some(frame) = stack.pop() {
         let (handle, parent, parent_path, inherited) = match frame {
@@ -243,10 +247,18 @@ fn flatten(document: &Handle, out: &mut Parsed) {
                 let raw = contents.borrow();
                 let text = normalise_space(&raw);
                 if text.is_empty() {
+                    if !raw.is_empty() {
+                        pending_space = true;
+                        if let Some(NodeKind::Text(t)) = last_text.map(|i| &mut nodes[i].kind) {
+                            t.space_after = true;
+                        }
+                    }
                     continue;
                 }
-                let first = raw.chars().next().is_some_and(char::is_whitespace);
+                let first = std::mem::take(&mut pending_space)
+                    || raw.chars().next().is_some_and(char::is_whitespace);
                 let last = raw.chars().next_back().is_some_and(char::is_whitespace);
+                last_text = Some(nodes.len());
                 nodes.push(Node {
                     parent,
                     end: nodes.len() as u32 + 1,
@@ -532,6 +544,16 @@ mod tests {
         assert_eq!(t[1].text, "bold text");
         assert!(t[1].space_before && t[1].space_after);
         assert!(!t[0].space_after && !t[2].space_before);
+    }
+
+    #[test]
+    fn regression_whitespace_between_inline_elements_separates_words() {
+        // Broke: the whitespace-only node between </span> and <a> was dropped, giving "SharePost".
+        let p = parse_html("<p><span>Share</span> <a href=x>Post</a>\n<b>Now</b><i>Glued</i></p>");
+        assert_eq!(
+            crate::dom::text::visible_text(&p.dom),
+            "Share Post NowGlued\n"
+        );
     }
 
     #[test]
