@@ -565,7 +565,7 @@ impl Scheduler {
                 o.polite
                     .back_off(result.completed_at, retry_after, self.backoff);
             }
-            Verdict::Robots(policy) => self.robots_arrived(id, policy)?,
+            Verdict::Robots(entry) => self.robots_arrived(id, entry, result.completed_at)?,
         }
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         if result.backoff && !o.parked {
@@ -590,7 +590,12 @@ impl Scheduler {
         Ok(())
     }
 
-    fn robots_arrived(&mut self, id: u32, entry: RobotsEntry) -> Result<(), CrawlError> {
+    fn robots_arrived(
+        &mut self,
+        id: u32,
+        entry: RobotsEntry,
+        completed_at: Instant,
+    ) -> Result<(), CrawlError> {
         let cfg = self.ctx.config.clone();
         let delay = self.effective_delay(&entry.policy);
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
@@ -617,6 +622,8 @@ impl Scheduler {
             o.robots_failures = 0;
         }
         o.polite.set_delay(delay);
+        // The robots.txt request itself counts: the first page waits the new delay after it.
+        o.polite.completed(completed_at);
         let base = o.base.clone();
         let sitemaps: Vec<String> = if entry.unreachable_since.is_none() {
             entry.policy.sitemaps().to_vec()

@@ -37,6 +37,9 @@ pub use records::*;
 /// Bump when a record's encoding changes; `open` refuses other versions.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// sled writes its log to disk this often (ms).
+pub const FLUSH_EVERY_MS: u64 = 200;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("data directory {dir} is in use by another thresher process (or was left locked)")]
@@ -121,7 +124,8 @@ impl Store {
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(cache_bytes)
-            .flush_every_ms(Some(500))
+            // Bounds what a kill -9 can lose: commits newer than this are the only ones at risk.
+            .flush_every_ms(Some(FLUSH_EVERY_MS))
             .open()
             .map_err(|e| match e {
                 sled::Error::Io(ref io)

@@ -1,0 +1,135 @@
+//! Crawler integration tests: `crawl::run` in-process against the local test server; server-side
+//! request counts and timestamps say what the crawler did, the store says what it kept.
+
+mod cli;
+mod fetching;
+mod links;
+mod politeness;
+mod resume;
+mod robots;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use thresher::config::Config;
+use thresher::crawl::{self, CrawlSummary, RunOptions};
+use thresher::progress::CrawlStats;
+use thresher::store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::Expect;
+
+/// Test defaults over config/default.toml: no politeness delay, fast robots retries.
+pub const BASE: &str = "[crawl]\ndelay = \"0ms\"\n[robots]\nerror_retry = \"200ms\"\n";
+
+/// A crawl's data and output directories.
+pub struct Dirs {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Dirs {
+    pub fn new() -> Dirs {
+        Dirs {
+            tmp: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.tmp.path().join("out")
+    }
+
+    /// BASE, then `toml` (later keys win table by table), with this crawl's directories.
+    pub fn config(&self, toml: &str) -> Config {
+        let mut c = Config::from_toml_str(&merge_toml(BASE, toml), Path::new("test.toml"))
+            .expect("valid test config");
+        c.crawl.data_dir = self.data();
+        c.crawl.out_dir = self.out();
+        c
+    }
+
+    pub fn store(&self) -> Store {
+        Store::open(&self.data(), 8 << 20).expect("open the crawl's store")
+    }
+}
+
+/// Merge two TOML documents (tables merge key by key).
+pub fn merge_toml(a: &str, b: &str) -> String {
+    let mut base: toml::Table = a.parse().expect("toml");
+    let over: toml::Table = b.parse().expect("toml");
+    fn merge(base: &mut toml::Table, over: toml::Table) {
+        for (k, v) in over {
+            match (base.get_mut(&k), v) {
+                (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+                (_, v) => {
+                    base.insert(k, v);
+                }
+            }
+        }
+    }
+    merge(&mut base, over);
+    toml::to_string(&base).expect("toml")
+}
+
+/// Run a crawl to the end in `dirs` with `toml` over BASE.
+pub async fn crawl(dirs: &Dirs, seeds: &[String], toml: &str) -> CrawlSummary {
+    crawl_until(dirs, seeds, toml, CancellationToken::new()).await
+}
+
+pub async fn crawl_until(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+    shutdown: CancellationToken,
+) -> CrawlSummary {
+    let config = Arc::new(dirs.config(toml));
+    std::fs::create_dir_all(dirs.data()).expect("data dir");
+    let store = Arc::new(dirs.store());
+    let seeds: Vec<url::Url> = seeds.iter().map(|s| s.parse().expect("seed URL")).collect();
+    let summary = crawl::run(
+        config,
+        store,
+        &seeds,
+        shutdown,
+        Arc::new(CrawlStats::default()),
+        None,
+        RunOptions::default(),
+    )
+    .await
+    .expect("the crawl itself must not fail");
+    summary
+}
+
+/// URLs of the pages in the store.
+pub fn stored_urls(store: &Store) -> BTreeSet<String> {
+    store
+        .pages()
+        .map(|p| p.expect("readable page").1.url)
+        .collect()
+}
+
+/// The store holds every page `expect` says to store and none it says not to.
+pub fn check_stored(expect: &Expect, store: &Store) {
+    let stored = stored_urls(store);
+    let missing: Vec<&String> = expect.stored.difference(&stored).collect();
+    assert!(
+        missing.is_empty(),
+        "pages not stored: {missing:#?}\nstored: {stored:#?}"
+    );
+    let wrong: Vec<&String> = expect.not_stored.intersection(&stored).collect();
+    assert!(
+        wrong.is_empty(),
+        "pages stored that must not be: {wrong:#?}"
+    );
+}
+
+/// The visible text of a stored page, by URL.
+pub fn stored_text(store: &Store, url: &str) -> String {
+    let id = thresher::crawl::url::page_id(&url.parse().expect("URL"));
+    let dom = store.dom(id).expect("read").expect("page stored");
+    thresher::dom::text::visible_text(&dom)
+}

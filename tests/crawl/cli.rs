@@ -1,0 +1,172 @@
+//! The `thresher crawl` / `status` binaries: bad seeds, status output, Ctrl-C and kill -9.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{thresher_bin, write_config, write_seeds, NewsSite, SiteSpec, TestServer};
+
+fn crawl_cmd(dir: &std::path::Path, seeds: &std::path::Path, config: &std::path::Path) -> Command {
+    let mut c = Command::new(thresher_bin());
+    c.arg("crawl")
+        .arg("--seeds")
+        .arg(seeds)
+        .arg("--data")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--config")
+        .arg(config)
+        .arg("--quiet");
+    c
+}
+
+#[test]
+fn bad_seed_lines_are_reported_with_line_numbers_and_skipped() {
+    let server = TestServer::background(1, 1);
+    let o = server.origin(0);
+    o.mount(
+        "/",
+        crate::support::Endpoint::html("<p>home</p>".to_string()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(
+        &seeds,
+        format!("# c\nftp://files.example\n{}\nnot a url\n", o.url("/")),
+    )
+    .unwrap();
+    let config = write_config(dir.path(), "[crawl]\ndelay = \"0ms\"\n");
+    let out = crawl_cmd(dir.path(), &seeds, &config).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("seeds.txt:2:") && stderr.contains("ftp"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("seeds.txt:4:"), "{stderr}");
+    assert_eq!(o.hits("/"), 1, "the good seed is crawled");
+
+    let status = Command::new(thresher_bin())
+        .args(["status", "--data"])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(
+        text.contains(&o.host_port()) && text.contains("Pages stored: 1"),
+        "{text}"
+    );
+    assert!(text.contains("state finished"), "{text}");
+}
+
+#[test]
+fn a_run_with_only_bad_seeds_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, "mailto:x@y\n").unwrap();
+    let config = write_config(dir.path(), "");
+    let out = crawl_cmd(dir.path(), &seeds, &config).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no valid seed URLs"));
+}
+
+/// Start a crawl of a 60-page site with 20 ms latency per page; returns the child.
+fn start(dir: &std::path::Path, server: &TestServer, site: &NewsSite) -> std::process::Child {
+    let o = server.origin(0);
+    o.serve(site.site());
+    o.set_latency(Duration::from_millis(20));
+    let seeds = write_seeds(dir, &[o.url("/")]);
+    let config = write_config(dir, "[crawl]\ndelay = \"0ms\"\n");
+    crawl_cmd(dir, &seeds, &config)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_hits(server: &TestServer, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.origin(0).total_hits() < n {
+        assert!(Instant::now() < deadline, "crawl did not progress");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig}");
+}
+
+fn finish(dir: &std::path::Path, server: &TestServer) {
+    let seeds = dir.join("seeds.txt");
+    let config = dir.join("thresher.toml");
+    let out = crawl_cmd(dir, &seeds, &config).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = server;
+}
+
+#[test]
+fn ctrl_c_stops_gracefully_and_the_same_command_resumes() {
+    let server = TestServer::background(1, 1);
+    let site = NewsSite::generate(&SiteSpec::small(3, 60));
+    let dir = tempfile::tempdir().unwrap();
+    let child = start(dir.path(), &server, &site);
+    wait_hits(&server, 15);
+    signal(&child, "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("To resume: thresher crawl"), "{stderr}");
+    assert!(server.origin(0).total_hits() < site.reachable().len() + 1);
+
+    finish(dir.path(), &server);
+    site.check_fetched_once(server.origin(0), &["/robots.txt"])
+        .unwrap();
+}
+
+#[test]
+fn kill_9_loses_at_most_the_last_moments() {
+    let server = TestServer::background(1, 1);
+    let site = NewsSite::generate(&SiteSpec::small(5, 60));
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(dir.path(), &server, &site);
+    wait_hits(&server, 25);
+    signal(&child, "-KILL");
+    let _ = child.wait();
+    let killed_at = tokio::time::Instant::now();
+    let before = server.origin(0).log();
+
+    finish(dir.path(), &server);
+    let o = server.origin(0);
+    // Everything reachable is fetched; a page is fetched again only if its first fetch was in
+    // flight or not yet flushed to disk (the store flushes every FLUSH_EVERY_MS) at the kill.
+    let window =
+        Duration::from_millis(thresher::store::FLUSH_EVERY_MS) + Duration::from_millis(500);
+    for (target, n) in o.duplicates() {
+        let first = before
+            .iter()
+            .find(|h| h.target == target)
+            .expect("fetched before");
+        let age = killed_at.duration_since(first.at);
+        assert!(
+            target == "/robots.txt" || (n == 2 && age <= window),
+            "{target}: {n} fetches, first {age:?} before the kill"
+        );
+    }
+    let counts = o.hit_counts();
+    for p in site.reachable() {
+        assert!(counts.contains_key(&p), "{p} never fetched");
+    }
+}

@@ -1,0 +1,58 @@
+//! Link extraction and scope: nofollow, meta robots, base href, normalisation, other hosts, and
+//! a spider trap bounded by max depth.
+
+use super::{check_stored, crawl, stored_urls, Dirs};
+use crate::support::sites::{mount_links, mount_spider_trap};
+use crate::support::TestServer;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_nofollow_base_normalisation_and_scope() {
+    let server = TestServer::start_on(&["127.0.0.1", "127.0.0.2"]);
+    let (a, b) = (server.origin(0), server.origin(1));
+    let expect = mount_links(a, b);
+    let dirs = Dirs::new();
+    crawl(&dirs, &[a.url("/")], "").await;
+    expect.check(&server).unwrap();
+    check_stored(&expect, &dirs.store());
+    assert_eq!(b.total_hits(), 0, "out-of-scope host never contacted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spider_trap_ends_at_max_depth() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    mount_spider_trap(o);
+    let dirs = Dirs::new();
+    crawl(&dirs, &[o.url("/")], "[crawl]\nmax_depth = 4\n").await;
+    // The seed (depth 0) and one calendar page per hop down to depth 4.
+    assert_eq!(o.hits_prefix("/calendar/"), 4);
+    assert_eq!(stored_urls(&dirs.store()).len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_and_per_host_limits_stop_the_crawl() {
+    let server = TestServer::start(2);
+    let (a, b) = (server.origin(0), server.origin(1));
+    mount_spider_trap(a);
+    mount_spider_trap(b);
+    let dirs = Dirs::new();
+    let toml = "[crawl]\nmax_pages_per_host = 7\nmax_depth = 50\n";
+    let summary = crawl(&dirs, &[a.url("/"), b.url("/")], toml).await;
+    let store = dirs.store();
+    for (site, c) in store.sites() {
+        assert_eq!(c.pages, 7, "{site}");
+    }
+    assert!(
+        summary.queued_left > 0 && !summary.left_because.is_empty(),
+        "{summary:?}"
+    );
+
+    let dirs = Dirs::new();
+    crawl(
+        &dirs,
+        &[a.url("/"), b.url("/")],
+        "[crawl]\nmax_pages = 5\nmax_depth = 50\n",
+    )
+    .await;
+    assert_eq!(stored_urls(&dirs.store()).len(), 5);
+}

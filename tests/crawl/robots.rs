@@ -1,0 +1,99 @@
+//! robots.txt: group selection, Allow/Disallow/`$`, Sitemap lines, and the RFC 9309 statuses.
+
+use std::time::Duration;
+
+use super::{check_stored, crawl, Dirs};
+use crate::support::sites::{mount_robots_rules, mount_robots_status, RobotsCase};
+use crate::support::TestServer;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_rules_and_sitemaps_are_obeyed() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let expect = mount_robots_rules(o, None);
+    let dirs = Dirs::new();
+    crawl(&dirs, &[o.url("/")], "").await;
+    expect.check(&server).unwrap();
+    check_stored(&expect, &dirs.store());
+    // robots.txt is read before anything else on the origin.
+    assert_eq!(o.log()[0].path(), "/robots.txt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_404_allows_everything() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let expect = mount_robots_status(o, RobotsCase::NotFound);
+    let dirs = Dirs::new();
+    crawl(&dirs, &[o.url("/")], "").await;
+    expect.check(&server).unwrap();
+    check_stored(&expect, &dirs.store());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_500_disallows_and_retries_later_without_losing_urls() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let expect = mount_robots_status(o, RobotsCase::ServerError);
+    let dirs = Dirs::new();
+    let summary = crawl(&dirs, &[o.url("/")], "").await;
+    expect.check(&server).unwrap();
+    // Retried (error_retry = 200ms in tests), then set aside; the seed stays queued.
+    assert!(
+        o.hits("/robots.txt") >= 2,
+        "robots.txt retried: {}",
+        o.hits("/robots.txt")
+    );
+    assert_eq!(summary.queued_left, 1, "{summary:?}");
+    assert!(summary
+        .left_because
+        .iter()
+        .any(|w| w.contains("robots.txt unavailable")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_redirect_is_followed() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let expect = mount_robots_status(o, RobotsCase::Redirect);
+    let dirs = Dirs::new();
+    crawl(&dirs, &[o.url("/")], "").await;
+    expect.check(&server).unwrap();
+    check_stored(&expect, &dirs.store());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_tarpit_counts_as_unreachable() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let expect = mount_robots_status(o, RobotsCase::Tarpit);
+    let dirs = Dirs::new();
+    let started = std::time::Instant::now();
+    crawl(
+        &dirs,
+        &[o.url("/")],
+        "[fetch]\nfirst_byte_timeout = \"300ms\"\n",
+    )
+    .await;
+    expect.check(&server).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_robots_is_reused_on_resume() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    mount_robots_status(o, RobotsCase::NotFound);
+    let dirs = Dirs::new();
+    crawl(&dirs, &[o.url("/")], "").await;
+    crawl(&dirs, &[o.url("/")], "").await;
+    assert_eq!(
+        o.hits("/robots.txt"),
+        1,
+        "robots.txt cached in the store with its expiry"
+    );
+}
