@@ -7,6 +7,7 @@
 //! - `dom`: bytes → text → html5ever → a flat `Send` arena with DOM path hashes; visible text.
 //! - `store`: the only code that touches sled (frontier, seen set, origins, pages, clusterings).
 //! - `template`: pure template engine (support, MDL, MinHash, TEXT-MDL/HASH/MAX, cleaning).
+//! - `learn`: inline template learning while crawling (incremental, then an end-of-crawl pass).
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
@@ -18,6 +19,7 @@ pub mod crawl;
 pub mod detect;
 pub mod dom;
 pub mod eval;
+pub mod learn;
 pub mod progress;
 pub mod store;
 pub mod template;

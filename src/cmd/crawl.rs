@@ -13,6 +13,7 @@ use super::status::{write_snapshot, HostRow, StatusReport};
 use crate::cli::CrawlArgs;
 use crate::config::{Config, ConfigError, Overrides};
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
+use crate::learn::Learner;
 use crate::progress::{human_bytes, CrawlStats, LogWriter, Mode, Progress};
 use crate::store::{now_ms, RunInfo, Store, StoreError};
 

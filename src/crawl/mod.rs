@@ -12,7 +12,7 @@ pub mod sitemap;
 pub mod url;
 pub mod worker;
 
-pub use scheduler::{run, CrawlSummary, RunOptions, StoredPage};
+pub use scheduler::{run, CrawlSummary, PageSink, RunOptions, StoredPage};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -38,6 +38,9 @@ pub struct StoredPage {
     pub site: String,
     pub page_id: u64,
 }
+
+/// Told of every page the crawl stores (inline template learning listens here).
+pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
 
 /// Knobs of one run that are not crawl settings.
 #[derive(Clone, Debug)]
@@ -115,7 +118,7 @@ impl Origin {
 pub struct Scheduler {
     ctx: Arc<Ctx>,
     stats: Arc<CrawlStats>,
-    events: Option<mpsc::UnboundedSender<StoredPage>>,
+    events: Option<PageSink>,
     origins: HashMap<u32, Origin>,
     ready: BTreeSet<(Instant, u32)>,
     tasks: JoinSet<TaskOutput>,
@@ -136,7 +139,7 @@ pub async fn run(
     seeds: &[Url],
     shutdown: CancellationToken,
     stats: Arc<CrawlStats>,
-    events: Option<mpsc::UnboundedSender<StoredPage>>,
+    events: Option<PageSink>,
     options: RunOptions,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = std::time::Instant::now();
@@ -543,8 +546,8 @@ impl Scheduler {
                 self.summary.stored += 1;
                 self.stats.stored.fetch_add(1, Relaxed);
                 self.stats.host(&site, |h| h.fetched += 1);
-                if let Some(tx) = &self.events {
-                    let _ = tx.send(StoredPage { site, page_id });
+                if let Some(sink) = &self.events {
+                    sink(StoredPage { site, page_id });
                 }
             }
             Verdict::Done => {

@@ -19,6 +19,7 @@
 //! | `e` URL                         | `ErrorRecord`                 |
 //! | `r` origin key                  | robots cache (crawl's type)   |
 //! | `c` site                        | clustering state (template's) |
+//! | `k` site                        | `SiteClusters` (latest)       |
 //! | `t` page id                     | clean state (template's)      |
 
 mod commit;
@@ -75,6 +76,7 @@ pub(crate) mod key {
     pub const ROBOTS: u8 = b'r';
     pub const CLUSTERS: u8 = b'c';
     pub const CLEANED: u8 = b't';
+    pub const SITE_CLUSTERS: u8 = b'k';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());
@@ -379,6 +381,22 @@ impl Store {
         self.tree.insert(
             key::bytes(key::CLUSTERS, site.as_bytes()),
             lz4_flex::compress_prepend_size(bytes),
+        )?;
+        Ok(())
+    }
+
+    pub fn site_clusters(&self, site: &str) -> Result<Option<SiteClusters>, StoreError> {
+        let k = key::bytes(key::SITE_CLUSTERS, site.as_bytes());
+        match self.get_lz4(&k)? {
+            None => Ok(None),
+            Some(bytes) => decode(&k, &bytes).map(Some),
+        }
+    }
+
+    pub fn put_site_clusters(&self, site: &str, value: &SiteClusters) -> Result<(), StoreError> {
+        self.tree.insert(
+            key::bytes(key::SITE_CLUSTERS, site.as_bytes()),
+            lz4_flex::compress_prepend_size(&encode(value)),
         )?;
         Ok(())
     }

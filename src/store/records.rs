@@ -92,6 +92,28 @@ pub struct CleanRecord {
     pub updated_at_ms: u64,
 }
 
+/// A site's latest clustering (what `inspect` shows and the final pass records).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteClusters {
+    /// The detector that made it (`text-max`, `node-hash`, …).
+    pub detector: String,
+    /// The site's page count when the end-of-crawl pass made this clustering; 0 while it is
+    /// an interim (incremental) one.
+    pub final_pages: u64,
+    pub clusters: Vec<ClusterSummary>,
+    pub updated_at_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterSummary {
+    /// The id `CleanRecord::cluster` refers to.
+    pub id: u32,
+    /// Page ids, ascending.
+    pub members: Vec<u64>,
+    /// Template path hashes, sorted.
+    pub template: Vec<u64>,
+}
+
 /// Counters kept per site.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteCounters {

@@ -1,0 +1,206 @@
+//! Inline template learning: a thread beside the crawl that hears of every stored page, and per
+//! site — once it has `min_pages` — reclusters incrementally every `recluster_pages` new pages or
+//! `recluster_interval`, writing cleaned text as it goes. It runs off the fetch path (its own
+//! thread), so fetching never waits for it. When the crawl finishes, every site changed since
+//! its last end-of-crawl pass goes through the same engine as `thresher clean`; when the crawl
+//! is interrupted, it stops after the current step (the next run picks up from the store).
+
+mod output;
+mod site;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use output::{Output, OutputError};
+pub use site::{LearnError, SiteLearner, SiteState, Step};
+
+use crate::config::Config;
+use crate::crawl::StoredPage;
+use crate::progress::CrawlStats;
+use crate::store::Store;
+
+enum Msg {
+    Page(StoredPage),
+    /// The crawl finished: run the end-of-crawl pass, then stop.
+    Finish,
+    /// The crawl was interrupted: stop after the current step.
+    Stop,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LearnSummary {
+    pub steps: u64,
+    pub final_sites: u64,
+    pub pages_written: u64,
+    /// Sites whose learning failed (the error is logged; the crawl is not affected).
+    pub failed_sites: Vec<String>,
+}
+
+/// The running learner.
+pub struct Learner {
+    tx: Sender<Msg>,
+    join: JoinHandle<LearnSummary>,
+}
+
+impl Learner {
+    pub fn spawn(config: Arc<Config>, store: Arc<Store>, stats: Arc<CrawlStats>) -> Learner {
+        let (tx, rx) = mpsc::channel();
+        let join = std::thread::Builder::new()
+            .name("learner".into())
+            .spawn(move || run(&config, &store, &stats, rx))
+            .expect("invariant: a thread can be spawned");
+        Learner { tx, join }
+    }
+
+    /// The callback the crawl calls for each stored page.
+    pub fn sink(&self) -> crate::crawl::PageSink {
+        let tx = self.tx.clone();
+        Arc::new(move |p: StoredPage| {
+            let _ = tx.send(Msg::Page(p));
+        })
+    }
+
+    /// The crawl finished: clean every changed site for good, then return.
+    pub fn finish(self) -> LearnSummary {
+        let _ = self.tx.send(Msg::Finish);
+        self.join.join().unwrap_or_default()
+    }
+
+    /// The crawl was interrupted: stop after the current step.
+    pub fn stop(self) -> LearnSummary {
+        let _ = self.tx.send(Msg::Stop);
+        self.join.join().unwrap_or_default()
+    }
+}
+
+struct Pending {
+    pages: Vec<u64>,
+    since: Instant,
+}
+
+fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) -> LearnSummary {
+    let out = Output::new(&config.crawl.out_dir);
+    let learner = SiteLearner {
+        store,
+        out: &out,
+        detector: config.template.detector,
+    };
+    let t = &config.template;
+    let mut states: HashMap<String, SiteState> = HashMap::new();
+    let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut summary = LearnSummary::default();
+
+    // Pages stored by an earlier run that never reached the clustering.
+    for (site, _) in store.sites() {
+        let state = states.entry(site.clone()).or_default();
+        match learner.unclustered(&site, state) {
+            Ok(ids) if !ids.is_empty() => {
+                pending.insert(
+                    site,
+                    Pending {
+                        pages: ids,
+                        since: Instant::now(),
+                    },
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!(%site, "template learning: {e}"),
+        }
+    }
+
+    let tick = t.recluster_interval.clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let finish = loop {
+        let msg = rx.recv_timeout(tick);
+        if let Ok(Msg::Page(p)) = &msg {
+            pending
+                .entry(p.site.clone())
+                .or_insert_with(|| Pending {
+                    pages: Vec::new(),
+                    since: Instant::now(),
+                })
+                .pages
+                .push(p.page_id);
+        }
+        match msg {
+            Ok(Msg::Finish) => break true,
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break false,
+            Ok(Msg::Page(_)) | Err(RecvTimeoutError::Timeout) => {}
+        }
+        // The site most due for a step, one step per turn so new events keep flowing in.
+        let due = pending
+            .iter()
+            .filter(|(site, p)| {
+                let enough = store.site_counters(site).pages >= t.min_pages;
+                enough
+                    && (p.pages.len() as u64 >= t.recluster_pages
+                        || p.since.elapsed() >= t.recluster_interval)
+            })
+            .max_by_key(|(_, p)| p.pages.len())
+            .map(|(s, _)| s.clone());
+        if let Some(site) = due {
+            let p = pending.remove(&site).expect("invariant: chosen from pending");
+            let state = states.entry(site.clone()).or_default();
+            match learner.step(&site, state, &p.pages) {
+                Ok(step) => {
+                    summary.steps += 1;
+                    summary.pages_written += step.written;
+                    report(stats, &site, step);
+                }
+                Err(e) => {
+                    tracing::error!(%site, "template learning step failed: {e}");
+                    summary.failed_sites.push(site);
+                }
+            }
+        }
+    };
+    if finish {
+        for (site, _) in store.sites() {
+            match learner.needs_final(&site) {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(e) => {
+                    tracing::error!(%site, "template learning: {e}");
+                    continue;
+                }
+            }
+            let state = states.entry(site.clone()).or_default();
+            match learner.finish(&site, state) {
+                Ok(step) => {
+                    summary.final_sites += 1;
+                    summary.pages_written += step.written;
+                    report(stats, &site, step);
+                }
+                Err(e) => {
+                    tracing::error!(%site, "end-of-crawl template pass failed: {e}");
+                    summary.failed_sites.push(site);
+                }
+            }
+        }
+    }
+    summary
+}
+
+fn report(stats: &CrawlStats, site: &str, step: Step) {
+    let mut delta_cleaned = 0i64;
+    let mut delta_clusters = 0i64;
+    stats.host(site, |h| {
+        delta_cleaned = step.cleaned as i64 - h.cleaned as i64;
+        delta_clusters = step.clusters as i64 - h.clusters as i64;
+        h.cleaned = step.cleaned;
+        h.clusters = step.clusters;
+    });
+    add(&stats.cleaned, delta_cleaned);
+    add(&stats.templates, delta_clusters);
+}
+
+fn add(counter: &std::sync::atomic::AtomicU64, delta: i64) {
+    if delta >= 0 {
+        counter.fetch_add(delta as u64, Relaxed);
+    } else {
+        counter.fetch_sub(delta.unsigned_abs(), Relaxed);
+    }
+}

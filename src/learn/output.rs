@@ -1,0 +1,91 @@
+//! Where cleaned text goes: `OUT/<site>/<page id>.txt` (written atomically, so a kill -9 never
+//! leaves half a file) plus `OUT/<site>/index.tsv` (page id → URL), and the page's `CleanRecord`
+//! in the store, which `export` reads.
+
+use std::path::{Path, PathBuf};
+
+use crate::cmd::{site_dir_name, write_atomic};
+use crate::crawl::url::page_stem;
+use crate::store::{now_ms, CleanRecord, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+pub struct Output {
+    dir: PathBuf,
+}
+
+impl Output {
+    pub fn new(dir: &Path) -> Output {
+        Output {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn site_dir(&self, site: &str) -> PathBuf {
+        self.dir.join(site_dir_name(site))
+    }
+
+    /// Record and write one page's cleaned text; `false` when it was already exactly this.
+    pub fn page(
+        &self,
+        store: &Store,
+        site: &str,
+        id: u64,
+        cluster: u32,
+        text: &str,
+    ) -> Result<bool, OutputError> {
+        let path = self.site_dir(site).join(format!("{}.txt", page_stem(id)));
+        if let Some(old) = store.cleaned(id)? {
+            if old.text == text && old.cluster == cluster && path.exists() {
+                return Ok(false);
+            }
+        }
+        let dir = self.site_dir(site);
+        std::fs::create_dir_all(&dir).map_err(|source| OutputError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        write_atomic(&path, text.as_bytes()).map_err(|source| OutputError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        store.put_cleaned(
+            id,
+            &CleanRecord {
+                cluster,
+                text: text.to_string(),
+                updated_at_ms: now_ms(),
+            },
+        )?;
+        Ok(true)
+    }
+
+    /// Rewrite `OUT/<site>/index.tsv` for the site's cleaned pages.
+    pub fn index(&self, store: &Store, site: &str) -> Result<(), OutputError> {
+        let mut tsv = String::from("page_id\turl\n");
+        for id in store.site_pages(site)? {
+            if store.cleaned(id)?.is_none() {
+                continue;
+            }
+            if let Some(meta) = store.page(id)? {
+                tsv.push_str(&format!("{}\t{}\n", page_stem(id), meta.url));
+            }
+        }
+        let dir = self.site_dir(site);
+        std::fs::create_dir_all(&dir).map_err(|source| OutputError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        let path = dir.join("index.tsv");
+        write_atomic(&path, tsv.as_bytes()).map_err(|source| OutputError::Write { path, source })
+    }
+}

@@ -1,0 +1,230 @@
+//! One site's template learning during a crawl: the incremental step (new pages join clusters
+//! through `HostClusters`; only new pages and pages of clusters whose template changed are
+//! cleaned, each cluster's content model cached until its template changes) and the end-of-crawl
+//! pass (the whole site through `detect::clean_site`, exactly what `thresher clean` runs).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::output::{Output, OutputError};
+use crate::detect::{self, Detector};
+use crate::dom::Dom;
+use crate::store::{now_ms, ClusterSummary, SiteClusters, Store, StoreError};
+use crate::template::clean::ClusterModel;
+use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
+
+/// Pages a cluster's interim content model learns from at most (evenly spread over its
+/// members); the end-of-crawl pass always learns from all of them.
+const MODEL_SAMPLE: usize = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LearnError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error("site {site}: stored clustering state is unreadable: {message}")]
+    State { site: String, message: String },
+}
+
+/// What the learner keeps in memory per site between steps.
+#[derive(Default)]
+pub struct SiteState {
+    clusters: Option<HostClusters>,
+    models: HashMap<ClusterId, ClusterModel>,
+}
+
+/// The outcome of a step, for progress.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Pages whose text was (re)written this step.
+    pub written: u64,
+    /// Pages of the site that have cleaned text.
+    pub cleaned: u64,
+    pub clusters: u64,
+}
+
+pub struct SiteLearner<'a> {
+    pub store: &'a Store,
+    pub out: &'a Output,
+    pub detector: Detector,
+}
+
+impl SiteLearner<'_> {
+    fn paths_of(&self) -> impl FnMut(u64) -> Vec<u64> + '_ {
+        |id| self.store.path_set(id).ok().flatten().unwrap_or_default()
+    }
+
+    fn load_state(&self, site: &str, state: &mut SiteState) -> Result<(), LearnError> {
+        let Detector::Text(algorithm) = self.detector else {
+            return Ok(());
+        };
+        if state.clusters.is_none() {
+            let hc = match self.store.clusters_raw(site)? {
+                Some(bytes) => {
+                    HostClusters::from_bytes(&bytes).map_err(|e| LearnError::State {
+                        site: site.to_string(),
+                        message: e.to_string(),
+                    })?
+                }
+                None => HostClusters::new(IncrementalParams {
+                    algorithm,
+                    ..IncrementalParams::default()
+                }),
+            };
+            state.clusters = Some(hc);
+        }
+        Ok(())
+    }
+
+    /// Pages of `site` the site's clustering does not hold yet (after a resume).
+    pub fn unclustered(&self, site: &str, state: &mut SiteState) -> Result<Vec<u64>, LearnError> {
+        self.load_state(site, state)?;
+        let ids = self.store.site_pages(site)?;
+        Ok(match &state.clusters {
+            Some(hc) => ids.into_iter().filter(|&id| hc.cluster_of(id).is_none()).collect(),
+            None => ids,
+        })
+    }
+
+    /// Add `new` pages to the site's clustering and clean what changed.
+    pub fn step(&self, site: &str, state: &mut SiteState, new: &[u64]) -> Result<Step, LearnError> {
+        if !matches!(self.detector, Detector::Text(_)) {
+            // The baselines have no incremental form: rerun them on the whole site.
+            return self.whole_site(site, state, false);
+        }
+        self.load_state(site, state)?;
+        let new_paths: Vec<(u64, Vec<u64>)> = new
+            .iter()
+            .filter_map(|&id| self.store.path_set(id).ok().flatten().map(|p| (id, p)))
+            .collect();
+        let mut hc = state.clusters.take().expect("invariant: loaded above");
+        let changes = hc.add_pages(&new_paths, self.paths_of());
+        if changes.rebuilt {
+            state.models.clear();
+        }
+        for c in changes.retemplated.iter().chain(&changes.removed) {
+            state.models.remove(c);
+        }
+        let mut by_cluster: BTreeMap<ClusterId, Vec<u64>> = BTreeMap::new();
+        for id in hc.pages_to_clean(&changes) {
+            if let Some(c) = hc.cluster_of(id) {
+                by_cluster.entry(c).or_default().push(id);
+            }
+        }
+        let mut written = 0;
+        for (c, pages) in by_cluster {
+            if !state.models.contains_key(&c) {
+                let members = hc.members(c).unwrap_or(&[]);
+                let template = hc.template(c).unwrap_or(&[]);
+                let model = self.learn(members, template)?;
+                state.models.insert(c, model);
+            }
+            let model = &state.models[&c];
+            for id in pages {
+                if let Some(dom) = self.store.dom(id)? {
+                    written += u64::from(self.out.page(self.store, site, id, c, &model.clean(&dom))?);
+                }
+            }
+        }
+        self.store.put_clusters_raw(site, &hc.to_bytes())?;
+        let summary = SiteClusters {
+            detector: self.detector.to_string(),
+            final_pages: 0,
+            clusters: hc
+                .clusters()
+                .map(|c| ClusterSummary {
+                    id: c,
+                    members: hc.members(c).unwrap_or(&[]).to_vec(),
+                    template: hc.template(c).unwrap_or(&[]).to_vec(),
+                })
+                .collect(),
+            updated_at_ms: now_ms(),
+        };
+        self.store.put_site_clusters(site, &summary)?;
+        self.out.index(self.store, site)?;
+        let step = Step {
+            written,
+            cleaned: hc.len() as u64,
+            clusters: summary.clusters.len() as u64,
+        };
+        state.clusters = Some(hc);
+        Ok(step)
+    }
+
+    /// A content model from (a sample of) a cluster's members.
+    fn learn(&self, members: &[u64], template: &[u64]) -> Result<ClusterModel, LearnError> {
+        let stride = members.len().div_ceil(MODEL_SAMPLE).max(1);
+        let mut doms: Vec<Dom> = Vec::new();
+        for &id in members.iter().step_by(stride) {
+            if let Some(d) = self.store.dom(id)? {
+                doms.push(d);
+            }
+        }
+        let refs: Vec<&Dom> = doms.iter().collect();
+        Ok(ClusterModel::learn(&refs, template))
+    }
+
+    /// Has the site changed since its last end-of-crawl pass?
+    pub fn needs_final(&self, site: &str) -> Result<bool, LearnError> {
+        let pages = self.store.site_counters(site).pages;
+        Ok(match self.store.site_clusters(site)? {
+            Some(s) => s.final_pages != pages || s.detector != self.detector.to_string(),
+            None => pages > 0,
+        })
+    }
+
+    /// The end-of-crawl pass: the whole site through the same engine as `thresher clean`.
+    pub fn finish(&self, site: &str, state: &mut SiteState) -> Result<Step, LearnError> {
+        self.whole_site(site, state, true)
+    }
+
+    fn whole_site(&self, site: &str, state: &mut SiteState, is_final: bool) -> Result<Step, LearnError> {
+        let mut ids = Vec::new();
+        let mut doms = Vec::new();
+        for id in self.store.site_pages(site)? {
+            if let Some(d) = self.store.dom(id)? {
+                ids.push(id);
+                doms.push(d);
+            }
+        }
+        let result = detect::clean_site(self.detector, &doms);
+        drop(doms);
+        let assignment = result.clustering.assignment(ids.len());
+        let mut written = 0;
+        for ((&id, text), &c) in ids.iter().zip(&result.texts).zip(&assignment) {
+            written += u64::from(self.out.page(self.store, site, id, c, text)?);
+        }
+        let summary = SiteClusters {
+            detector: self.detector.to_string(),
+            final_pages: if is_final { ids.len() as u64 } else { 0 },
+            clusters: result
+                .clustering
+                .clusters
+                .iter()
+                .enumerate()
+                .map(|(c, members)| ClusterSummary {
+                    id: c as u32,
+                    members: members.iter().map(|&m| ids[m as usize]).collect(),
+                    template: result.templates.get(c).cloned().unwrap_or_default(),
+                })
+                .collect(),
+            updated_at_ms: now_ms(),
+        };
+        self.store.put_site_clusters(site, &summary)?;
+        self.out.index(self.store, site)?;
+        if is_final && matches!(self.detector, Detector::Text(_)) {
+            // Keep the incremental state in step with the final clustering for a later resume.
+            self.load_state(site, state)?;
+            let mut hc = state.clusters.take().expect("invariant: loaded above");
+            hc.recluster(self.paths_of());
+            self.store.put_clusters_raw(site, &hc.to_bytes())?;
+            state.clusters = Some(hc);
+            state.models.clear();
+        }
+        Ok(Step {
+            written,
+            cleaned: ids.len() as u64,
+            clusters: summary.clusters.len() as u64,
+        })
+    }
+}
