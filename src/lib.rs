@@ -7,6 +7,7 @@
 //! - `dom`: bytes → text → html5ever → a flat `Send` arena with DOM path hashes; visible text.
 //! - `store`: the only code that touches sled (frontier, seen set, origins, pages, clusterings).
 //! - `template`: pure template engine (support, MDL, MinHash, TEXT-MDL/HASH/MAX, cleaning).
+//! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 
 pub mod cli;
@@ -16,3 +17,4 @@ pub mod crawl;
 pub mod detect;
 pub mod dom;
 pub mod template;
+pub mod warc;

@@ -18,8 +18,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     match cli.command {
-        Command::Clean(args) => cmd::clean::run(&args).context("clean failed")?,
+        Command::Clean(args) => Ok(cmd::clean::run(&args).context("clean failed")?.exit_code()),
         other => anyhow::bail!("{other:?}: not implemented yet"),
     }
-    Ok(std::process::ExitCode::SUCCESS)
 }

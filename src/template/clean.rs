@@ -157,3 +157,170 @@ impl ClusterModel {
         })
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::dom::parse_html;
+    use crate::template::engine::{clean_site, essential_sets};
+    use crate::template::support;
+    use crate::template::Algorithm;
+
+    const WORDS: &[&str] = &[
+        "river",
+        "council",
+        "budget",
+        "harbour",
+        "engineers",
+        "storm",
+        "market",
+        "school",
+        "railway",
+        "farmers",
+        "museum",
+        "bridge",
+        "doctors",
+        "festival",
+        "library",
+        "energy",
+    ];
+
+    /// A sentence of page `page`, number `n`: unique per page and position.
+    fn sentence(page: usize, n: usize) -> String {
+        let w = |k: usize| WORDS[(page * 7 + n * 3 + k * 5) % WORDS.len()];
+        format!(
+            "The {} and the {} met on day {page} to discuss item {n}, while the {} said the {} \
+             plan would change the {} for everyone in the town of {}ville.",
+            w(0),
+            w(1),
+            w(2),
+            w(3),
+            w(4),
+            w(5)
+        )
+    }
+
+    pub(crate) fn body_paragraph(page: usize, p: usize) -> String {
+        (0..3)
+            .map(|s| sentence(page, p * 3 + s))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// A news page: nav, byline, share bar, article body, a related-links box, a comment
+    /// widget, a most-read sidebar and a footer.
+    pub(crate) fn news_page(i: usize) -> String {
+        let related: String = (0..6)
+            .map(|k| {
+                let t = (i + k) % 9;
+                format!(
+                    "<li><a href=/story/{t}>Council answers questions on story {t} today</a></li>"
+                )
+            })
+            .collect();
+        let comments: String = (0..3)
+            .map(|k| {
+                format!(
+                    "<div class=item><b>reader{k}{i}</b><span>{k} hours ago</span>\
+                     <p>I read this twice and I still think the {} deserves a proper public \
+                     debate before anyone decides, number {k}{i}.</p><a href=#>Reply</a></div>",
+                    WORDS[(i + k) % WORDS.len()]
+                )
+            })
+            .collect();
+        format!(
+            "<html><head><title>Story {i}</title></head><body>\
+             <nav><a href=/>Home</a> <a href=/world>World</a> <a href=/tech>Technology</a></nav>\
+             <div class=page><div class=main>\
+             <h1>Headline number {i} about the {}</h1>\
+             <p class=meta>By {} | June {i}, 2024</p>\
+             <div class=tools><a href=#>Share</a> <a href=#>Tweet</a> <a href=#>Email</a></div>\
+             <div class=text><p>{}</p><p>{}</p><p>{}</p></div>\
+             <div class=more><h3>More stories</h3><ul>{related}</ul></div>\
+             <div id=comments><h3>Comments</h3>{comments}</div>\
+             </div><div class=side><h3>Most read</h3><ol>\
+             <li><a href=/a>Storm closes the harbour road</a></li>\
+             <li><a href=/b>Museum opens a new wing</a></li></ol></div></div>\
+             <footer><p>Copyright 2024 Example News. All rights reserved.</p>\
+             <a href=/about>About us</a></footer></body></html>",
+            WORDS[i % WORDS.len()],
+            ["Ann Reporter", "Bo Writer"][i % 2],
+            body_paragraph(i, 0),
+            body_paragraph(i, 1),
+            body_paragraph(i, 2),
+        )
+    }
+
+    pub(crate) fn site(n: usize) -> Vec<Dom> {
+        (0..n).map(|i| parse_html(&news_page(i)).dom).collect()
+    }
+
+    fn model_for(doms: &[Dom]) -> ClusterModel {
+        let essential = essential_sets(doms);
+        let template = support::template(essential.iter().map(Vec::as_slice));
+        let pages: Vec<&Dom> = doms.iter().collect();
+        ClusterModel::learn(&pages, &template)
+    }
+
+    #[test]
+    fn the_body_survives_and_the_chaff_goes() {
+        let doms = site(6);
+        let model = model_for(&doms);
+        for (i, dom) in doms.iter().enumerate() {
+            let text = model.clean(dom);
+            for p in 0..3 {
+                assert!(text.contains(&body_paragraph(i, p)), "page {i}: {text}");
+            }
+            for chaff in [
+                "Home",
+                "Share",
+                "Tweet",
+                "More stories",
+                "Council answers",
+                "Comments",
+                "hours ago",
+                "public debate",
+                "Most read",
+                "Storm closes",
+                "Copyright",
+                "About us",
+                "June",
+            ] {
+                assert!(!text.contains(chaff), "page {i} kept {chaff:?}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_model_does_not_depend_on_page_order() {
+        let doms = site(5);
+        let forward = model_for(&doms);
+        let reversed: Vec<Dom> = doms.iter().rev().cloned().collect();
+        let backward = model_for(&reversed);
+        for dom in &doms {
+            assert_eq!(forward.clean(dom), backward.clean(dom));
+        }
+    }
+
+    #[test]
+    fn a_one_page_cluster_is_cleaned_not_emptied() {
+        // Regression: a singleton's template is its whole page, which erased all its text.
+        let doms = site(1);
+        let essential = essential_sets(&doms);
+        let template = support::template(essential.iter().map(Vec::as_slice));
+        let model = ClusterModel::learn(&[&doms[0]], &template);
+        assert!(model.clean(&doms[0]).contains(&body_paragraph(0, 1)));
+    }
+
+    #[test]
+    fn a_flash_item_keeps_its_one_sentence() {
+        let mut pages: Vec<String> = (0..5).map(news_page).collect();
+        pages[4] = pages[4]
+            .replace(&body_paragraph(4, 1), "")
+            .replace(&body_paragraph(4, 2), "")
+            .replace(&body_paragraph(4, 0), &sentence(4, 0));
+        let doms: Vec<Dom> = pages.iter().map(|p| parse_html(p).dom).collect();
+        let result = clean_site(&doms, Algorithm::default());
+        assert_eq!(result.texts[4].trim(), sentence(4, 0));
+    }
+}

@@ -14,6 +14,7 @@ const FURNITURE: &[&str] = &[
     "banner",
     "breadcrumb",
     "breadcrumbs",
+    "byline",
     "caption",
     "comment",
     "comments",
