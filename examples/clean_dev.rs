@@ -1,8 +1,10 @@
 //! Dev-only harness for the cleaner (never product code): runs the engine over a dataset with the
-//! real clustering or an "oracle" grouping taken from file names (big9's `<era>-` prefix), and
-//! dumps a page's blocks next to the gold text.
+//! real clustering, an "oracle" grouping taken from file names (big9's `<era>-` prefix), or every
+//! page alone (`--singletons`: no template, the cleaner as a single-page extractor); dumps a
+//! page's blocks next to the gold text, or audits kept/dropped tokens against the gold.
 //!
-//!   cargo run --release --example clean_dev -- run DATASET OUT [--oracle]
+//!   cargo run --release --example clean_dev -- run DATASET OUT [--oracle | --singletons]
+//!   cargo run --release --example clean_dev -- audit DATASET [--oracle]
 //!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle]
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,7 +31,7 @@ fn stem(p: &Path) -> String {
 }
 
 fn clustering(files: &[PathBuf], essential: &[Vec<u64>], oracle: bool) -> Clustering {
-    if std::env::var("SINGLETONS").is_ok() {
+    if std::env::args().any(|a| a == "--singletons") {
         return Clustering {
             clusters: (0..files.len() as u32).map(|i| vec![i]).collect(),
         };

@@ -433,3 +433,27 @@ fn a_warc_host_and_a_site_dir_of_the_same_name_do_not_overwrite_each_other() {
     assert!(out.join("a.example/p0.txt").exists());
     assert!(!out.join("a.example/index.tsv").exists());
 }
+
+#[test]
+fn a_closed_stdout_does_not_panic() {
+    // Regression: `thresher clean … | head -1` panicked ("failed printing to stdout: Broken
+    // pipe") when the summary was printed after the reader had gone.
+    let tmp = tempfile::tempdir().unwrap();
+    let site = write_site(tmp.path(), "a.example", 0..3);
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_thresher"))
+        .args(["clean", arg(&site), "--out", arg(&out), "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.join("a.example/p2.txt").exists());
+}

@@ -12,6 +12,7 @@
 //! processed in batches of about `BATCH_BYTES` of HTML so memory stays bounded.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -624,17 +625,24 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R 
         .collect()
 }
 
+/// The summary on stdout. Write errors are ignored: a closed pipe (`| head`) must not turn a
+/// finished run into a panic.
 fn print_summary(o: &Outcome, detector: Detector) {
+    let _ = write_summary(&mut std::io::stdout().lock(), o, detector);
+}
+
+fn write_summary(w: &mut impl Write, o: &Outcome, detector: Detector) -> std::io::Result<()> {
     let bytes: u64 = o.sites.iter().map(|s| s.bytes).sum();
     let secs = o.elapsed.as_secs_f64();
-    println!(
+    writeln!(
+        w,
         "cleaned {} pages of {} sites ({:.1} MB) in {:.2} s ({:.1} MB/s), detector {detector}",
         o.pages(),
         o.sites.len(),
         bytes as f64 / 1e6,
         secs,
         bytes as f64 / 1e6 / secs.max(1e-9),
-    );
+    )?;
     let width = o
         .sites
         .iter()
@@ -642,23 +650,27 @@ fn print_summary(o: &Outcome, detector: Detector) {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
+    writeln!(
+        w,
         "  {:width$}  {:>6}  {:>8}  {:>8}",
         "site", "pages", "clusters", "cpu s"
-    );
+    )?;
     for s in &o.sites {
-        println!(
+        writeln!(
+            w,
             "  {:width$}  {:>6}  {:>8}  {:>8.2}",
             s.name,
             s.pages,
             s.clusters,
             s.cpu.as_secs_f64()
-        );
+        )?;
     }
     if !o.problems.is_empty() {
-        println!(
+        writeln!(
+            w,
             "{} input problem(s), each reported above; exit code 1",
             o.problems.len()
-        );
+        )?;
     }
+    Ok(())
 }
