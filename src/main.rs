@@ -5,10 +5,6 @@ use clap::Parser;
 use thresher::cli::{Cli, Command};
 use thresher::cmd;
 
-/// Parsing allocates per node and per text run; mimalloc is markedly faster than glibc here.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match run(cli) {
