@@ -18,8 +18,9 @@ use super::content::prune;
 use super::content::region::{self, Pass, SCALE};
 use super::support::PathMap;
 
-/// What cleaning one cluster's pages needs.
-#[derive(Clone, Debug, Default)]
+/// What cleaning one cluster's pages needs. Serialisable, so a crawler may store it beside the
+/// cluster instead of re-learning it from the pages.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClusterModel {
     /// Template paths: their text is removed.
     template: PathMap<()>,
@@ -300,6 +301,16 @@ pub(crate) mod tests {
         for dom in &doms {
             assert_eq!(forward.clean(dom), backward.clean(dom));
         }
+    }
+
+    #[test]
+    fn a_stored_model_cleans_like_the_learned_one() {
+        let doms = site(4);
+        let model = model_for(&doms);
+        let bytes = postcard::to_stdvec(&model).unwrap();
+        let back: ClusterModel = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back, model);
+        assert_eq!(back.clean(&doms[2]), model.clean(&doms[2]));
     }
 
     #[test]
