@@ -314,6 +314,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_page_without_prose_keeps_its_text() {
+        // Regression: a tiny page (`<p>only one</p>`) in a site came out empty (see
+        // `region::tests::a_page_without_prose_is_its_own_region_not_an_empty_head`).
+        let doms: Vec<Dom> = ["<p>only one</p>", "", "<p>another page</p>"]
+            .iter()
+            .map(|h| parse_html(h).dom)
+            .collect();
+        let result = clean_site(&doms, Algorithm::default());
+        assert_eq!(result.texts[0], "only one\n");
+        assert_eq!(result.texts[2], "another page\n");
+    }
+
+    #[test]
     fn a_one_page_cluster_is_cleaned_not_emptied() {
         // Regression: a singleton's template is its whole page, which erased all its text.
         let doms = site(1);

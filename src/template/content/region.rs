@@ -72,16 +72,20 @@ pub fn subtree_scores(dom: &Dom, blocks: &Blocks, furniture: &[bool], pass: Pass
     score
 }
 
-/// The element with the highest score, the deepest on ties (a tighter region holding the same
-/// content); the document when no element scores above it.
+/// The element with the highest positive score, the deepest on ties (a tighter region holding the
+/// same content); the document when no element scores above zero (no prose anywhere: every block
+/// is then judged by pruning alone, rather than an empty `<head>` winning with its score of 0).
 pub fn best(dom: &Dom, scores: &[i64]) -> usize {
     let mut best = 0;
+    let mut top = 0;
     for (i, n) in dom.nodes.iter().enumerate().skip(1) {
-        if matches!(n.kind, NodeKind::Element(_)) && scores[i] >= scores[best] {
-            // Equal scores: keep an earlier unrelated element, take a descendant.
-            if scores[i] > scores[best] || i < dom.nodes[best].end as usize {
-                best = i;
-            }
+        if !matches!(n.kind, NodeKind::Element(_)) || scores[i] <= 0 {
+            continue;
+        }
+        // Equal scores: keep an earlier unrelated element, take a descendant.
+        if scores[i] > top || (scores[i] == top && i < dom.nodes[best].end as usize) {
+            best = i;
+            top = scores[i];
         }
     }
     best
@@ -181,6 +185,15 @@ mod tests {
         let scores = subtree_scores(&dom, &blocks, &f, Pass::Region);
         let r = best(&dom, &scores);
         assert_eq!(dom.element(r).and_then(|e| e.id.as_deref()), Some("story"));
+    }
+
+    #[test]
+    fn a_page_without_prose_is_its_own_region_not_an_empty_head() {
+        // Regression: `<p>only one</p>` came out empty: every element scored below zero and the
+        // empty `<head>` (score 0) won the region.
+        let (dom, blocks, f) = scored("<html><head></head><body><p>only one</p></body></html>");
+        let scores = subtree_scores(&dom, &blocks, &f, Pass::Region);
+        assert_eq!(best(&dom, &scores), 0);
     }
 
     #[test]
