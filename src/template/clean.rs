@@ -163,9 +163,18 @@ impl ClusterModel {
 pub(crate) mod tests {
     use super::*;
     use crate::dom::parse_html;
-    use crate::template::engine::{clean_site, essential_sets};
+    use crate::template::engine::{clean_clusters, essential_sets, SiteResult};
     use crate::template::support;
-    use crate::template::Algorithm;
+    use crate::template::Clustering;
+
+    /// All pages in one cluster, whatever the clustering would say: these tests are about the
+    /// model of one cluster.
+    fn clean_as_one_cluster(doms: &[Dom]) -> SiteResult {
+        let one = Clustering {
+            clusters: vec![(0..doms.len() as u32).collect()],
+        };
+        clean_clusters(doms, &essential_sets(doms), one)
+    }
 
     const WORDS: &[&str] = &[
         "river",
@@ -321,7 +330,7 @@ pub(crate) mod tests {
             .iter()
             .map(|h| parse_html(h).dom)
             .collect();
-        let result = clean_site(&doms, Algorithm::default());
+        let result = clean_as_one_cluster(&doms);
         assert_eq!(result.texts[0], "only one\n");
         assert_eq!(result.texts[2], "another page\n");
     }
@@ -344,7 +353,7 @@ pub(crate) mod tests {
             .replace(&body_paragraph(4, 2), "")
             .replace(&body_paragraph(4, 0), &sentence(4, 0));
         let doms: Vec<Dom> = pages.iter().map(|p| parse_html(p).dom).collect();
-        let result = clean_site(&doms, Algorithm::default());
+        let result = clean_as_one_cluster(&doms);
         assert_eq!(result.texts[4].trim(), sentence(4, 0));
     }
 }

@@ -37,9 +37,12 @@ pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clusteri
     let mut texts = vec![String::new(); doms.len()];
     let mut templates = Vec::with_capacity(clustering.clusters.len());
     for members in &clustering.clusters {
-        let template = support::template(members.iter().map(|&i| essential[i as usize].as_slice()));
         let pages: Vec<&Dom> = members.iter().map(|&i| &doms[i as usize]).collect();
-        let model = ClusterModel::learn(&pages, &template);
+        let sets: Vec<&[u64]> = members
+            .iter()
+            .map(|&i| essential[i as usize].as_slice())
+            .collect();
+        let (template, model) = learn_cluster(&pages, &sets);
         for (&i, dom) in members.iter().zip(&pages) {
             texts[i as usize] = model.clean(dom);
         }
@@ -49,5 +52,51 @@ pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clusteri
         clustering,
         templates,
         texts,
+    }
+}
+
+/// One cluster's template (paths essential in more than half its pages) and cleaning model, from
+/// its pages and their essential path sets — what the crawler recomputes for a cluster that
+/// changed before re-cleaning its pages with `ClusterModel::clean`.
+pub fn learn_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, ClusterModel) {
+    let template = support::template(essential.iter().copied());
+    let model = ClusterModel::learn(pages, &template);
+    (template, model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::clean::tests::{body_paragraph, site};
+
+    #[test]
+    fn clean_clusters_cleans_each_cluster_with_its_own_model() {
+        let doms = site(6);
+        let essential = essential_sets(&doms);
+        let split = Clustering {
+            clusters: vec![vec![0, 2, 4], vec![1, 3, 5]],
+        };
+        let r = clean_clusters(&doms, &essential, split.clone());
+        assert_eq!(r.clustering, split);
+        assert_eq!(r.templates.len(), 2);
+        for (i, text) in r.texts.iter().enumerate() {
+            assert!(text.contains(&body_paragraph(i, 2)), "page {i}: {text}");
+            assert!(!text.contains("Copyright"), "page {i}: {text}");
+        }
+    }
+
+    #[test]
+    fn learn_cluster_matches_clean_clusters_on_one_cluster() {
+        let doms = site(4);
+        let essential = essential_sets(&doms);
+        let pages: Vec<&Dom> = doms.iter().collect();
+        let sets: Vec<&[u64]> = essential.iter().map(Vec::as_slice).collect();
+        let (template, model) = learn_cluster(&pages, &sets);
+        let one = Clustering {
+            clusters: vec![vec![0, 1, 2, 3]],
+        };
+        let r = clean_clusters(&doms, &essential, one);
+        assert_eq!(r.templates, vec![template]);
+        assert_eq!(r.texts[3], model.clean(&doms[3]));
     }
 }
