@@ -430,9 +430,9 @@ fn clean_batches(
     jobs: usize,
     reporter: &Reporter,
 ) -> Result<Vec<SiteSummary>, CleanError> {
-    let sizes: Vec<Vec<u64>> = sites
+    let sizes: Vec<u64> = sites
         .iter()
-        .map(|s| s.pages.iter().map(|p| p.source.len()).collect())
+        .map(|s| s.pages.iter().map(|p| p.source.len()).sum())
         .collect();
     reporter
         .bar
@@ -444,7 +444,7 @@ fn clean_batches(
         let mut end = start;
         let mut bytes = 0u64;
         while end < sites.len() && (end == start || bytes < BATCH_BYTES) {
-            bytes += sizes[end].iter().sum::<u64>();
+            bytes += sizes[end];
             end += 1;
         }
         summaries.extend(clean_batch(
