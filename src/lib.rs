@@ -10,6 +10,7 @@
 //! - `learn`: inline template learning while crawling (incremental, then an end-of-crawl pass).
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
+//! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 
 pub mod cli;
@@ -23,3 +24,4 @@ pub mod learn;
 pub mod progress;
 pub mod store;
 pub mod template;
+pub mod warc;

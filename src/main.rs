@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use clap::Parser;
+use std::process::ExitCode;
 use thresher::cli::{Cli, Command};
 use thresher::cmd;
 
@@ -16,18 +17,20 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Crawl(args) => {
             cmd::crawl::run(&args).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
-        Command::Clean(args) => cmd::clean::run(&args).context("clean failed")?,
+        Command::Clean(args) => {
+            return Ok(cmd::clean::run(&args).context("clean failed")?.exit_code())
+        }
         Command::Export(args) => {
             cmd::export::run(&args).context("export failed")?;
         }
         Command::Eval(args) => cmd::eval::run(&args).context("eval failed")?,
         other => anyhow::bail!("{other:?}: not implemented yet"),
     }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(ExitCode::SUCCESS)
 }

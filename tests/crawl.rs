@@ -3,6 +3,7 @@
 
 mod cli;
 mod fetching;
+mod learning;
 mod links;
 mod politeness;
 mod resume;
@@ -102,6 +103,40 @@ pub async fn crawl_until(
     .await
     .expect("the crawl itself must not fail");
     summary
+}
+
+/// Run a crawl with inline template learning, as `thresher crawl` does: the learner hears of
+/// every stored page, and gets the end-of-crawl pass unless the crawl was interrupted.
+pub async fn crawl_learning(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+    shutdown: CancellationToken,
+) -> (CrawlSummary, thresher::learn::LearnSummary) {
+    let config = Arc::new(dirs.config(toml));
+    std::fs::create_dir_all(dirs.data()).expect("data dir");
+    let store = Arc::new(dirs.store());
+    let stats = Arc::new(CrawlStats::default());
+    let learner = thresher::learn::Learner::spawn(config.clone(), store.clone(), stats.clone());
+    let seeds: Vec<url::Url> = seeds.iter().map(|s| s.parse().expect("seed URL")).collect();
+    let summary = crawl::run(
+        config,
+        store,
+        &seeds,
+        shutdown,
+        stats,
+        Some(learner.sink()),
+        RunOptions::default(),
+    )
+    .await
+    .expect("the crawl itself must not fail");
+    let learned = if summary.interrupted {
+        tokio::task::spawn_blocking(move || learner.stop()).await
+    } else {
+        tokio::task::spawn_blocking(move || learner.finish()).await
+    }
+    .expect("learner thread");
+    (summary, learned)
 }
 
 /// URLs of the pages in the store.

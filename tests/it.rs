@@ -1,5 +1,6 @@
-//! thresher's one integration test binary (STYLE.md): one module per area.
+//! thresher's one integration test binary (STYLE.md): one module per command or component.
 
+mod clean_cmd;
 mod crawl;
 mod eval_cmd;
 mod server_selftest;

@@ -1,69 +1,676 @@
-//! `thresher clean SITE_DIR... --out OUT`: the template engine over saved pages (DESIGN.md §4).
-//! SKELETON: plain directories only, no progress bar yet.
+//! `thresher clean SITE_DIR... [--warc FILE]... --out OUT`: the crawler's template engine over
+//! saved pages (DESIGN.md §4). Every `*.html` of a SITE_DIR is one host's pages and becomes
+//! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files are grouped by host
+//! and become `OUT/<host>/<page id>.txt` plus `OUT/<host>/index.tsv` (page id → URL), where the
+//! page id is the 16 hex digits of the xxh3-64 of the record's target URI (stable across runs
+//! and WARC files, safe in file names).
+//!
+//! Nothing given is lost silently: an input that cannot be used (not a directory, unreadable, a
+//! malformed WARC record) is reported on stderr and in the summary, the rest is cleaned, and the
+//! exit code says so (`Outcome::exit_code`). Work runs on all cores (pages parse in parallel,
+//! sites clean in parallel) and the output does not depend on the number of threads. Sites are
+//! processed in batches of about `BATCH_BYTES` of HTML so memory stays bounded.
 
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cli::CleanArgs;
-use crate::dom::parse_bytes;
-use crate::template::{clean_site, Algorithm};
+use crate::detect::{self, Detector};
+use crate::dom::{parse_bytes, Dom};
+use crate::template::Algorithm;
+use crate::warc;
+
+/// HTML bytes parsed and cleaned per batch of sites.
+pub const BATCH_BYTES: u64 = 256 << 20;
+/// The largest decoded HTML body taken from a WARC record (the crawler's body cap).
+pub const MAX_PAGE_BYTES: usize = 16 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CleanError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("{0}")]
+    Usage(String),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Usage(String),
+    #[error("nothing was cleaned ({problems} input problem(s), reported above)")]
+    NothingCleaned { problems: usize },
 }
 
-pub fn run(args: &CleanArgs) -> Result<(), CleanError> {
+/// One host's saved pages.
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// Output directory name: the SITE_DIR's name or the host.
+    pub name: String,
+    /// Where the site came from (for messages).
+    pub origin: String,
+    pub pages: Vec<Page>,
+    /// Write `index.tsv` (page id → URL): WARC sites, whose page ids are hashes.
+    pub index: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Page {
+    /// Output file stem.
+    pub stem: String,
+    pub url: Option<String>,
+    pub source: Source,
+}
+
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A saved page on disk (charset from the bytes and `<meta>`).
+    File(PathBuf),
+    /// A response body with its `Content-Type`.
+    Body {
+        bytes: Vec<u8>,
+        content_type: Option<String>,
+    },
+}
+
+impl Source {
+    fn len(&self) -> u64 {
+        match self {
+            Source::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Source::Body { bytes, .. } => bytes.len() as u64,
+        }
+    }
+}
+
+/// What one site came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteSummary {
+    pub name: String,
+    pub pages: usize,
+    pub clusters: usize,
+    pub bytes: u64,
+    /// Parse and clean time summed over threads.
+    pub cpu: Duration,
+}
+
+/// What a run came to.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub sites: Vec<SiteSummary>,
+    /// Inputs, pages and records that were skipped, one message each.
+    pub problems: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    /// 0: everything given was cleaned; 1: cleaning finished but some inputs, pages or WARC
+    /// records were skipped (each reported). A run that cleans nothing is an error (2).
+    pub fn exit_code(&self) -> ExitCode {
+        if self.problems.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    }
+
+    pub fn pages(&self) -> usize {
+        self.sites.iter().map(|s| s.pages).sum()
+    }
+}
+
+/// Messages to the user: through the progress bar, so lines do not tear it.
+struct Reporter {
+    bar: ProgressBar,
+    problems: std::sync::Mutex<Vec<String>>,
+}
+
+impl Reporter {
+    fn new(quiet: bool) -> Reporter {
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(0).with_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} pages {msg}",
+                )
+                .expect("invariant: the template is valid"),
+            )
+        };
+        Reporter {
+            bar,
+            problems: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn problem(&self, msg: String) {
+        self.bar.suspend(|| eprintln!("thresher: warning: {msg}"));
+        self.problems
+            .lock()
+            .expect("invariant: no panic while holding the lock")
+            .push(msg);
+    }
+
+    fn take_problems(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .problems
+                .lock()
+                .expect("invariant: no panic while holding the lock"),
+        )
+    }
+}
+
+pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
     let algorithm: Algorithm = args.algorithm.parse().map_err(CleanError::Usage)?;
+    let detector = Detector::from_parts(&args.detector, algorithm).map_err(CleanError::Usage)?;
+    if args.site_dirs.is_empty() && args.warc.is_empty() {
+        return Err(CleanError::Usage(
+            "nothing to clean: give SITE_DIR arguments and/or --warc FILE".into(),
+        ));
+    }
+    let started = Instant::now();
+    let reporter = Reporter::new(args.quiet);
+    let mut sites: Vec<Site> = Vec::new();
     for dir in &args.site_dirs {
-        clean_dir(dir, &args.out, algorithm)?;
+        if let Some(site) = site_from_dir(dir, &reporter) {
+            sites.push(site);
+        }
+    }
+    sites.extend(sites_from_warcs(&args.warc, &reporter));
+    let sites = unique_names(sites, &reporter);
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let summaries = clean_batches(&sites, &args.out, detector, jobs, &reporter)?;
+    reporter.bar.finish_and_clear();
+    let outcome = Outcome {
+        sites: summaries,
+        problems: reporter.take_problems(),
+        elapsed: started.elapsed(),
+    };
+    if outcome.pages() == 0 {
+        return Err(CleanError::NothingCleaned {
+            problems: outcome.problems.len(),
+        });
+    }
+    print_summary(&outcome, detector);
+    Ok(outcome)
+}
+
+/// A SITE_DIR's `*.html` pages, sorted by file name; `None` (reported) when it is unusable.
+fn site_from_dir(dir: &Path, reporter: &Reporter) -> Option<Site> {
+    let shown = dir.display();
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            reporter.problem(format!("cannot read {shown}: {e}; skipped"));
+            return None;
+        }
+    };
+    if !meta.is_dir() {
+        reporter.problem(format!(
+            "{shown} is not a directory (SITE_DIR arguments are directories of *.html pages; \
+             use --warc for WARC files); skipped"
+        ));
+        return None;
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .or_else(|| {
+            std::fs::canonicalize(dir)
+                .ok()?
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        });
+    let Some(name) = name else {
+        reporter.problem(format!(
+            "{shown} has no directory name to write under; skipped"
+        ));
+        return None;
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            reporter.problem(format!("cannot read {shown}: {e}; skipped"));
+            return None;
+        }
+    };
+    let mut pages: Vec<Page> = Vec::new();
+    for entry in entries {
+        let path = match entry {
+            Ok(e) => e.path(),
+            Err(e) => {
+                reporter.problem(format!("cannot list {shown}: {e}"));
+                continue;
+            }
+        };
+        let is_html = path
+            .extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("html"));
+        if !is_html || path.is_dir() {
+            continue;
+        }
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        pages.push(Page {
+            stem,
+            url: None,
+            source: Source::File(path),
+        });
+    }
+    if pages.is_empty() {
+        reporter.problem(format!("{shown} holds no *.html pages; skipped"));
+        return None;
+    }
+    pages.sort_by(|a, b| a.stem.cmp(&b.stem));
+    Some(Site {
+        name,
+        origin: shown.to_string(),
+        pages,
+        index: false,
+    })
+}
+
+/// The HTML pages of WARC files grouped by host (sorted by host, pages by URL; a URL captured
+/// twice keeps its last capture).
+fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
+    let mut hosts: BTreeMap<String, BTreeMap<String, Page>> = BTreeMap::new();
+    for file in files {
+        reporter
+            .bar
+            .set_message(format!("reading {}", file.display()));
+        let reader = match warc::open(file) {
+            Ok(r) => r,
+            Err(e) => {
+                reporter.problem(format!("cannot read {}: {e}; skipped", file.display()));
+                continue;
+            }
+        };
+        for record in reader {
+            match record {
+                Ok(r) => {
+                    if let Some((host, page)) = page_from_record(&r, file, reporter) {
+                        let url = page.url.clone().unwrap_or_default();
+                        hosts.entry(host).or_default().insert(url, page);
+                    }
+                }
+                Err(e) => reporter.problem(format!("{}: {e}; skipped", file.display())),
+            }
+        }
+    }
+    hosts
+        .into_iter()
+        .map(|(host, pages)| Site {
+            name: host.clone(),
+            origin: format!("WARC host {host}"),
+            pages: pages.into_values().collect(),
+            index: true,
+        })
+        .collect()
+}
+
+/// A record's page and host when it is a 2xx HTML response; other records are passed over
+/// quietly (request, metadata, redirects, images…), broken ones reported.
+fn page_from_record(r: &warc::Record, file: &Path, reporter: &Reporter) -> Option<(String, Page)> {
+    if r.warc_type().as_deref() != Some("response") {
+        return None;
+    }
+    let at = || format!("{}: record at byte {}", file.display(), r.offset);
+    let Some(uri) = r.target_uri() else {
+        reporter.problem(format!(
+            "{}: response without WARC-Target-URI; skipped",
+            at()
+        ));
+        return None;
+    };
+    let url = match url::Url::parse(uri) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
+        _ => {
+            reporter.problem(format!("{}: bad target URI {uri:?}; skipped", at()));
+            return None;
+        }
+    };
+    // DNS records and the like are `response`s too, without an HTTP block: only http(s) here.
+    let response = match warc::parse_http_response(&r.block, MAX_PAGE_BYTES) {
+        Ok(h) => h,
+        Err(e) => {
+            reporter.problem(format!("{} ({uri}): {e}; skipped", at()));
+            return None;
+        }
+    };
+    if !(200..300).contains(&response.status) {
+        return None;
+    }
+    let html = match response.media_type().as_deref() {
+        Some("text/html" | "application/xhtml+xml") => true,
+        Some(_) => false,
+        None => looks_like_html(&response.body),
+    };
+    if !html {
+        return None;
+    }
+    let host = safe_name(&url.host_str().unwrap_or_default().to_ascii_lowercase());
+    let url = url.to_string();
+    let content_type = response.header("Content-Type").map(str::to_string);
+    Some((
+        host,
+        Page {
+            stem: format!("{:016x}", xxh3_64(url.as_bytes())),
+            url: Some(url),
+            source: Source::Body {
+                bytes: response.body,
+                content_type,
+            },
+        },
+    ))
+}
+
+fn looks_like_html(body: &[u8]) -> bool {
+    let start: Vec<u8> = body
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .take(15)
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
+}
+
+/// A host as a directory name: IPv6 brackets and colons and anything else odd become `_`.
+fn safe_name(host: &str) -> String {
+    host.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Two inputs that would write the same `OUT/<name>/`: the later one is skipped (reported).
+fn unique_names(sites: Vec<Site>, reporter: &Reporter) -> Vec<Site> {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = Vec::with_capacity(sites.len());
+    for site in sites {
+        if let Some(first) = seen.get(&site.name) {
+            reporter.problem(format!(
+                "{} would write OUT/{}/ like {first}; skipped",
+                site.origin, site.name
+            ));
+            continue;
+        }
+        seen.insert(site.name.clone(), site.origin.clone());
+        out.push(site);
+    }
+    out
+}
+
+/// Parse, clean and write `sites` under `out` with `jobs` threads; the summaries come back in
+/// input order. Output does not depend on `jobs`.
+pub fn clean_sites(
+    sites: &[Site],
+    out: &Path,
+    detector: Detector,
+    jobs: usize,
+) -> Result<(Vec<SiteSummary>, Vec<String>), CleanError> {
+    let reporter = Reporter::new(true);
+    let summaries = clean_batches(sites, out, detector, jobs, &reporter)?;
+    Ok((summaries, reporter.take_problems()))
+}
+
+fn clean_batches(
+    sites: &[Site],
+    out: &Path,
+    detector: Detector,
+    jobs: usize,
+    reporter: &Reporter,
+) -> Result<Vec<SiteSummary>, CleanError> {
+    let sizes: Vec<u64> = sites
+        .iter()
+        .map(|s| s.pages.iter().map(|p| p.source.len()).sum())
+        .collect();
+    reporter
+        .bar
+        .set_length(sites.iter().map(|s| s.pages.len() as u64).sum());
+    let mut summaries = Vec::with_capacity(sites.len());
+    let mut start = 0;
+    while start < sites.len() {
+        // A batch: sites until BATCH_BYTES of HTML (at least one site).
+        let mut end = start;
+        let mut bytes = 0u64;
+        while end < sites.len() && (end == start || bytes < BATCH_BYTES) {
+            bytes += sizes[end];
+            end += 1;
+        }
+        summaries.extend(clean_batch(
+            &sites[start..end],
+            out,
+            detector,
+            jobs,
+            reporter,
+        )?);
+        start = end;
+    }
+    Ok(summaries)
+}
+
+fn clean_batch(
+    sites: &[Site],
+    out: &Path,
+    detector: Detector,
+    jobs: usize,
+    reporter: &Reporter,
+) -> Result<Vec<SiteSummary>, CleanError> {
+    reporter.bar.set_message("parsing");
+    // Phase 1: every page of the batch, in parallel.
+    let pages: Vec<(usize, &Page)> = sites
+        .iter()
+        .enumerate()
+        .flat_map(|(s, site)| site.pages.iter().map(move |p| (s, p)))
+        .collect();
+    let parsed: Vec<Option<(Dom, u64, Duration)>> = parallel_map(&pages, jobs, |&(s, page)| {
+        let t = Instant::now();
+        let result = match &page.source {
+            Source::File(path) => match std::fs::read(path) {
+                Ok(bytes) => Some((parse_bytes(&bytes, None).dom, bytes.len() as u64)),
+                Err(e) => {
+                    reporter.problem(format!(
+                        "cannot read {} (site {}): {e}; page skipped",
+                        path.display(),
+                        sites[s].name
+                    ));
+                    None
+                }
+            },
+            Source::Body {
+                bytes,
+                content_type,
+            } => Some((
+                parse_bytes(bytes, content_type.as_deref()).dom,
+                bytes.len() as u64,
+            )),
+        };
+        reporter.bar.inc(1);
+        result.map(|(dom, len)| (dom, len, t.elapsed()))
+    });
+    // Regroup per site, keeping page order.
+    let mut per_site: Vec<Parsed> = sites.iter().map(|_| Parsed::default()).collect();
+    for ((s, page), parsed) in pages.into_iter().zip(parsed) {
+        if let Some((dom, len, took)) = parsed {
+            let site = &mut per_site[s];
+            site.pages.push(page);
+            site.doms.push(dom);
+            site.bytes += len;
+            site.cpu += took;
+        }
+    }
+    reporter.bar.set_message("cleaning");
+    // Phase 2: every site of the batch, in parallel.
+    let work: Vec<(&Site, Parsed)> = sites.iter().zip(per_site).collect();
+    let results = parallel_map(&work, jobs, |(site, parsed)| {
+        clean_one_site(site, parsed, out, detector)
+    });
+    results.into_iter().flatten().collect::<Result<Vec<_>, _>>()
+}
+
+/// One site's pages that parsed.
+#[derive(Default)]
+struct Parsed<'a> {
+    pages: Vec<&'a Page>,
+    doms: Vec<Dom>,
+    bytes: u64,
+    cpu: Duration,
+}
+
+/// Clean and write one site; `None` when none of its pages parsed.
+fn clean_one_site(
+    site: &Site,
+    parsed: &Parsed,
+    out: &Path,
+    detector: Detector,
+) -> Option<Result<SiteSummary, CleanError>> {
+    if parsed.doms.is_empty() {
+        return None;
+    }
+    let t = Instant::now();
+    let result = detect::clean_site(detector, &parsed.doms);
+    let written = write_site(&out.join(&site.name), site, &parsed.pages, &result.texts);
+    Some(written.map(|()| SiteSummary {
+        name: site.name.clone(),
+        pages: parsed.doms.len(),
+        clusters: result.clustering.clusters.len(),
+        bytes: parsed.bytes,
+        cpu: parsed.cpu + t.elapsed(),
+    }))
+}
+
+fn write_site(
+    dir: &Path,
+    site: &Site,
+    pages: &[&Page],
+    texts: &[String],
+) -> Result<(), CleanError> {
+    std::fs::create_dir_all(dir).map_err(|source| CleanError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (page, text) in pages.iter().zip(texts) {
+        write_atomic(&dir.join(format!("{}.txt", page.stem)), text.as_bytes())?;
+    }
+    if site.index {
+        let mut index = String::from("page\turl\n");
+        for page in pages {
+            index.push_str(&format!(
+                "{}\t{}\n",
+                page.stem,
+                page.url.as_deref().unwrap_or("")
+            ));
+        }
+        write_atomic(&dir.join("index.tsv"), index.as_bytes())?;
     }
     Ok(())
 }
 
-fn clean_dir(dir: &Path, out: &Path, algorithm: Algorithm) -> Result<(), CleanError> {
-    let read = |path: &Path| CleanError::Read {
+/// Write then rename, so a crash leaves the old file or the new one, never half of one.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CleanError> {
+    let err = |source| CleanError::Write {
         path: path.to_path_buf(),
-        source: std::io::Error::other("unreadable"),
-    };
-    let name = dir.file_name().ok_or_else(|| read(dir))?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| CleanError::Read {
-            path: dir.to_path_buf(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "html"))
-        .collect();
-    files.sort();
-    let mut doms = Vec::with_capacity(files.len());
-    for f in &files {
-        let bytes = std::fs::read(f).map_err(|source| CleanError::Read {
-            path: f.clone(),
-            source,
-        })?;
-        doms.push(parse_bytes(&bytes, None).dom);
-    }
-    let result = clean_site(&doms, algorithm);
-    let site_out = out.join(name);
-    std::fs::create_dir_all(&site_out).map_err(|source| CleanError::Write {
-        path: site_out.clone(),
         source,
-    })?;
-    for (f, text) in files.iter().zip(&result.texts) {
-        let stem = f.file_stem().ok_or_else(|| read(f))?;
-        let path = site_out.join(stem).with_extension("txt");
-        std::fs::write(&path, text).map_err(|source| CleanError::Write { path, source })?;
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// `f` over `items` on `jobs` threads; results in input order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if jobs <= 1 || items.len() <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs.min(items.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return done;
+                        };
+                        done.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            for (i, r) in w.join().expect("invariant: cleaning workers do not panic") {
+                slots[i] = Some(r);
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.expect("invariant: every item was mapped"))
+        .collect()
+}
+
+/// The summary on stdout. Write errors are ignored: a closed pipe (`| head`) must not turn a
+/// finished run into a panic.
+fn print_summary(o: &Outcome, detector: Detector) {
+    let _ = write_summary(&mut std::io::stdout().lock(), o, detector);
+}
+
+fn write_summary(w: &mut impl Write, o: &Outcome, detector: Detector) -> std::io::Result<()> {
+    let bytes: u64 = o.sites.iter().map(|s| s.bytes).sum();
+    let secs = o.elapsed.as_secs_f64();
+    writeln!(
+        w,
+        "cleaned {} pages of {} sites ({:.1} MB) in {:.2} s ({:.1} MB/s), detector {detector}",
+        o.pages(),
+        o.sites.len(),
+        bytes as f64 / 1e6,
+        secs,
+        bytes as f64 / 1e6 / secs.max(1e-9),
+    )?;
+    let width = o
+        .sites
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(
+        w,
+        "  {:width$}  {:>6}  {:>8}  {:>8}",
+        "site", "pages", "clusters", "cpu s"
+    )?;
+    for s in &o.sites {
+        writeln!(
+            w,
+            "  {:width$}  {:>6}  {:>8}  {:>8.2}",
+            s.name,
+            s.pages,
+            s.clusters,
+            s.cpu.as_secs_f64()
+        )?;
+    }
+    if !o.problems.is_empty() {
+        writeln!(
+            w,
+            "{} input problem(s), each reported above; exit code 1",
+            o.problems.len()
+        )?;
     }
     Ok(())
 }

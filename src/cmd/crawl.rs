@@ -102,7 +102,12 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     let config = Arc::new(config);
     let stats = Arc::new(CrawlStats::default());
     let shutdown = CancellationToken::new();
-    let summary = runtime.block_on(async {
+    let learner = config
+        .template
+        .inline
+        .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
+    let sink = learner.as_ref().map(Learner::sink);
+    let (summary, learned) = runtime.block_on(async {
         spawn_ctrl_c(shutdown.clone(), progress.clone());
         let ticker = spawn_ticker(
             progress.clone(),
@@ -115,16 +120,40 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
             &seeds,
             shutdown.clone(),
             stats.clone(),
-            None,
+            sink,
             RunOptions::default(),
         )
         .await;
+        // The end-of-crawl template pass runs while the bars still show progress.
+        let learned = match (&result, learner) {
+            (Ok(s), Some(l)) if !s.interrupted && !shutdown.is_cancelled() => {
+                progress.println(
+                    "Crawl done; learning templates for changed sites and writing cleaned text.",
+                );
+                Some(
+                    tokio::task::spawn_blocking(move || l.finish())
+                        .await
+                        .unwrap_or_default(),
+                )
+            }
+            (_, Some(l)) => Some(
+                tokio::task::spawn_blocking(move || l.stop())
+                    .await
+                    .unwrap_or_default(),
+            ),
+            (_, None) => None,
+        };
         ticker.abort();
-        result
+        (result, learned)
     });
     progress.tick(&stats);
     progress.finish();
     let summary = summary?;
+    if let Some(l) = &learned {
+        for site in &l.failed_sites {
+            eprintln!("Template learning failed for {site} (see the log); its pages are stored.");
+        }
+    }
 
     info.ended_at_ms = now_ms();
     info.state = if summary.interrupted {

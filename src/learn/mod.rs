@@ -112,7 +112,9 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
         }
     }
 
-    let tick = t.recluster_interval.clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let tick = t
+        .recluster_interval
+        .clamp(Duration::from_millis(50), Duration::from_secs(1));
     let finish = loop {
         let msg = rx.recv_timeout(tick);
         if let Ok(Msg::Page(p)) = &msg {
@@ -142,7 +144,9 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
             .max_by_key(|(_, p)| p.pages.len())
             .map(|(s, _)| s.clone());
         if let Some(site) = due {
-            let p = pending.remove(&site).expect("invariant: chosen from pending");
+            let p = pending
+                .remove(&site)
+                .expect("invariant: chosen from pending");
             let state = states.entry(site.clone()).or_default();
             match learner.step(&site, state, &p.pages) {
                 Ok(step) => {

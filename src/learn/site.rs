@@ -3,6 +3,7 @@
 //! cleaned, each cluster's content model cached until its template changes) and the end-of-crawl
 //! pass (the whole site through `detect::clean_site`, exactly what `thresher clean` runs).
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 use super::output::{Output, OutputError};
@@ -10,7 +11,9 @@ use crate::detect::{self, Detector};
 use crate::dom::Dom;
 use crate::store::{now_ms, ClusterSummary, SiteClusters, Store, StoreError};
 use crate::template::clean::ClusterModel;
+use crate::template::engine::{self, SiteResult};
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
+use crate::template::Clustering;
 
 /// Pages a cluster's interim content model learns from at most (evenly spread over its
 /// members); the end-of-crawl pass always learns from all of them.
@@ -60,12 +63,10 @@ impl SiteLearner<'_> {
         };
         if state.clusters.is_none() {
             let hc = match self.store.clusters_raw(site)? {
-                Some(bytes) => {
-                    HostClusters::from_bytes(&bytes).map_err(|e| LearnError::State {
-                        site: site.to_string(),
-                        message: e.to_string(),
-                    })?
-                }
+                Some(bytes) => HostClusters::from_bytes(&bytes).map_err(|e| LearnError::State {
+                    site: site.to_string(),
+                    message: e.to_string(),
+                })?,
                 None => HostClusters::new(IncrementalParams {
                     algorithm,
                     ..IncrementalParams::default()
@@ -81,7 +82,10 @@ impl SiteLearner<'_> {
         self.load_state(site, state)?;
         let ids = self.store.site_pages(site)?;
         Ok(match &state.clusters {
-            Some(hc) => ids.into_iter().filter(|&id| hc.cluster_of(id).is_none()).collect(),
+            Some(hc) => ids
+                .into_iter()
+                .filter(|&id| hc.cluster_of(id).is_none())
+                .collect(),
             None => ids,
         })
     }
@@ -113,16 +117,18 @@ impl SiteLearner<'_> {
         }
         let mut written = 0;
         for (c, pages) in by_cluster {
-            if !state.models.contains_key(&c) {
-                let members = hc.members(c).unwrap_or(&[]);
-                let template = hc.template(c).unwrap_or(&[]);
-                let model = self.learn(members, template)?;
-                state.models.insert(c, model);
-            }
-            let model = &state.models[&c];
+            let model = match state.models.entry(c) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    let members = hc.members(c).unwrap_or(&[]);
+                    let template = hc.template(c).unwrap_or(&[]);
+                    e.insert(self.learn(members, template)?)
+                }
+            };
             for id in pages {
                 if let Some(dom) = self.store.dom(id)? {
-                    written += u64::from(self.out.page(self.store, site, id, c, &model.clean(&dom))?);
+                    written +=
+                        u64::from(self.out.page(self.store, site, id, c, &model.clean(&dom))?);
                 }
             }
         }
@@ -149,6 +155,58 @@ impl SiteLearner<'_> {
         };
         state.clusters = Some(hc);
         Ok(step)
+    }
+
+    /// The TEXT end-of-crawl pass: the site's incremental clustering is reclustered from scratch
+    /// (the batch algorithm `thresher clean` runs, on the same pages: the same partition), and
+    /// every page is cleaned under it by the engine `clean` uses. Cluster labels stay the
+    /// incremental state's ids, so a later resume continues from them.
+    fn final_text_pass(
+        &self,
+        site: &str,
+        state: &mut SiteState,
+        ids: &[u64],
+        doms: &[Dom],
+    ) -> Result<(SiteResult, Vec<ClusterId>), LearnError> {
+        self.load_state(site, state)?;
+        let mut hc = state.clusters.take().expect("invariant: loaded above");
+        let missing: Vec<(u64, Vec<u64>)> = ids
+            .iter()
+            .filter(|&&id| hc.cluster_of(id).is_none())
+            .filter_map(|&id| self.store.path_set(id).ok().flatten().map(|p| (id, p)))
+            .collect();
+        if !missing.is_empty() {
+            hc.add_pages(&missing, self.paths_of());
+        }
+        hc.recluster(self.paths_of());
+        let index: HashMap<u64, u32> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i as u32))
+            .collect();
+        let mut labels: Vec<ClusterId> = hc.clusters().collect();
+        labels.sort_unstable();
+        let clustering = Clustering {
+            clusters: labels
+                .iter()
+                .map(|&c| {
+                    let mut m: Vec<u32> = hc
+                        .members(c)
+                        .unwrap_or(&[])
+                        .iter()
+                        .filter_map(|id| index.get(id).copied())
+                        .collect();
+                    m.sort_unstable();
+                    m
+                })
+                .collect(),
+        };
+        let essential = engine::essential_sets(doms);
+        let result = engine::clean_clusters(doms, &essential, clustering);
+        self.store.put_clusters_raw(site, &hc.to_bytes())?;
+        state.clusters = Some(hc);
+        state.models.clear();
+        Ok((result, labels))
     }
 
     /// A content model from (a sample of) a cluster's members.
@@ -178,7 +236,12 @@ impl SiteLearner<'_> {
         self.whole_site(site, state, true)
     }
 
-    fn whole_site(&self, site: &str, state: &mut SiteState, is_final: bool) -> Result<Step, LearnError> {
+    fn whole_site(
+        &self,
+        site: &str,
+        state: &mut SiteState,
+        is_final: bool,
+    ) -> Result<Step, LearnError> {
         let mut ids = Vec::new();
         let mut doms = Vec::new();
         for id in self.store.site_pages(site)? {
@@ -187,12 +250,20 @@ impl SiteLearner<'_> {
                 doms.push(d);
             }
         }
-        let result = detect::clean_site(self.detector, &doms);
+        let (result, labels) = match self.detector {
+            Detector::Text(_) if is_final => self.final_text_pass(site, state, &ids, &doms)?,
+            _ => {
+                let r = detect::clean_site(self.detector, &doms);
+                let labels = (0..r.clustering.clusters.len() as u32).collect();
+                (r, labels)
+            }
+        };
         drop(doms);
         let assignment = result.clustering.assignment(ids.len());
         let mut written = 0;
         for ((&id, text), &c) in ids.iter().zip(&result.texts).zip(&assignment) {
-            written += u64::from(self.out.page(self.store, site, id, c, text)?);
+            let label = labels.get(c as usize).copied().unwrap_or(0);
+            written += u64::from(self.out.page(self.store, site, id, label, text)?);
         }
         let summary = SiteClusters {
             detector: self.detector.to_string(),
@@ -203,7 +274,7 @@ impl SiteLearner<'_> {
                 .iter()
                 .enumerate()
                 .map(|(c, members)| ClusterSummary {
-                    id: c as u32,
+                    id: labels.get(c).copied().unwrap_or(c as u32),
                     members: members.iter().map(|&m| ids[m as usize]).collect(),
                     template: result.templates.get(c).cloned().unwrap_or_default(),
                 })
@@ -212,15 +283,6 @@ impl SiteLearner<'_> {
         };
         self.store.put_site_clusters(site, &summary)?;
         self.out.index(self.store, site)?;
-        if is_final && matches!(self.detector, Detector::Text(_)) {
-            // Keep the incremental state in step with the final clustering for a later resume.
-            self.load_state(site, state)?;
-            let mut hc = state.clusters.take().expect("invariant: loaded above");
-            hc.recluster(self.paths_of());
-            self.store.put_clusters_raw(site, &hc.to_bytes())?;
-            state.clusters = Some(hc);
-            state.models.clear();
-        }
         Ok(Step {
             written,
             cleaned: ids.len() as u64,

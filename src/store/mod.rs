@@ -122,7 +122,21 @@ pub struct Store {
 
 impl Store {
     /// Open (or create) the store in `dir`, with sled's page cache bounded to `cache_bytes`.
+    /// A store just closed by this or another process keeps its lock until sled's flusher
+    /// thread exits (up to one flush interval), so a lock conflict is retried for a moment.
     pub fn open(dir: &Path, cache_bytes: u64) -> Result<Store, StoreError> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+        loop {
+            match Store::open_once(dir, cache_bytes) {
+                Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(dir: &Path, cache_bytes: u64) -> Result<Store, StoreError> {
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(cache_bytes)

@@ -68,8 +68,6 @@ async fn dropped_crawl_task_resumes_and_repeats_only_what_was_in_flight() {
     task.abort();
     let _ = task.await;
     let log_at_abort = o.log();
-    // The store is closed once the aborted future is dropped; give its threads a moment.
-    tokio::time::sleep(Duration::from_millis(300)).await;
 
     crawl(&dirs, &seeds, "").await;
     let stored = stored_urls(&dirs.store());

@@ -1,0 +1,359 @@
+//! A cluster's cleaning model: learned once from the cluster's pages and template, then applied
+//! to one page at a time (`ClusterModel::clean`), so the crawler re-cleans only the pages of
+//! clusters that changed. What the cluster teaches beyond its template:
+//!
+//! - *repeated text*: text nodes found on two or more of its pages without being template
+//!   (bylines, editor and source lines, an author's bio) — short ones are dropped;
+//! - *the content region*: the element signature under which its pages keep their prose,
+//!   agreed by vote, so one odd page (a flash item next to a long list) gets its siblings' region.
+//!
+//! Pure and deterministic: the model does not depend on page order (counts and integer votes).
+
+use std::collections::BTreeMap;
+
+use crate::dom::{text, Dom, NodeKind};
+
+use super::content::blocks::{Blocks, NONE};
+use super::content::prune;
+use super::content::region::{self, Pass, SCALE};
+use super::support::PathMap;
+
+/// What cleaning one cluster's pages needs. Serialisable, so a crawler may store it beside the
+/// cluster instead of re-learning it from the pages.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClusterModel {
+    /// Template paths: their text is removed.
+    template: PathMap<()>,
+    /// Text paths (not template) found on two or more of the cluster's pages.
+    repeated: PathMap<()>,
+    /// The signature (`region::signature`) of the element the cluster's pages keep their
+    /// content under, when they agree on one.
+    region: Option<u64>,
+}
+
+/// A page scored for the region pass.
+struct Scored {
+    blocks: Blocks,
+    furniture: Vec<bool>,
+    scores: Vec<i64>,
+}
+
+impl ClusterModel {
+    /// Learn from a cluster's pages and its template path set (`support::template`).
+    pub fn learn(pages: &[&Dom], template: &[u64]) -> ClusterModel {
+        // One page is no evidence of what pages share: its "template" would be the whole page.
+        let template = if pages.len() < 2 { &[][..] } else { template };
+        let mut model = ClusterModel {
+            template: template.iter().map(|&p| (p, ())).collect(),
+            repeated: PathMap::default(),
+            region: None,
+        };
+        model.repeated = model.repeated_paths(pages);
+        model.region = model.vote_region(pages);
+        model
+    }
+
+    /// Non-template text paths present on two or more pages.
+    fn repeated_paths(&self, pages: &[&Dom]) -> PathMap<()> {
+        let mut seen: PathMap<u32> = PathMap::default();
+        for dom in pages {
+            let mut paths: Vec<u64> = dom
+                .nodes
+                .iter()
+                .filter(|n| matches!(n.kind, NodeKind::Text(_)) && !self.is_template(n.path))
+                .map(|n| n.path)
+                .collect();
+            paths.sort_unstable();
+            paths.dedup();
+            for p in paths {
+                *seen.entry(p).or_insert(0) += 1;
+            }
+        }
+        seen.into_iter()
+            .filter(|&(_, c)| c >= 2)
+            .map(|(p, _)| (p, ()))
+            .collect()
+    }
+
+    /// Each page votes for the signatures of its positively scoring elements, in proportion to
+    /// the share of the page's best score that the best element with that signature reaches; the
+    /// signature with most votes wins (the smallest signature on ties).
+    fn vote_region(&self, pages: &[&Dom]) -> Option<u64> {
+        let mut votes: BTreeMap<u64, i64> = BTreeMap::new();
+        for dom in pages {
+            let scores = self.score(dom).scores;
+            let top = scores[region::best(dom, &scores)];
+            if top <= 0 {
+                continue;
+            }
+            let mut mine: BTreeMap<u64, i64> = BTreeMap::new();
+            for (i, &s) in scores.iter().enumerate() {
+                if s > 0 && dom.element(i).is_some() {
+                    let v = mine.entry(region::signature(dom, i)).or_insert(0);
+                    *v = (*v).max(s * SCALE / top);
+                }
+            }
+            for (sig, v) in mine {
+                *votes.entry(sig).or_insert(0) += v;
+            }
+        }
+        votes
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(sig, _)| sig)
+    }
+
+    /// Whether path `p` is template.
+    pub fn is_template(&self, p: u64) -> bool {
+        self.template.contains_key(&p)
+    }
+
+    /// The page's blocks as this model sees them (template and repeated text marked).
+    pub fn blocks(&self, dom: &Dom) -> Blocks {
+        Blocks::new(dom, |i| {
+            let p = dom.nodes[i].path;
+            (self.is_template(p), self.repeated.contains_key(&p))
+        })
+    }
+
+    fn score(&self, dom: &Dom) -> Scored {
+        let blocks = self.blocks(dom);
+        let furniture = region::furniture_blocks(dom, &blocks);
+        let scores = region::subtree_scores(dom, &blocks, &furniture, Pass::Region);
+        Scored {
+            blocks,
+            furniture,
+            scores,
+        }
+    }
+
+    /// The page's content region (a node index): the best element with the cluster's agreed
+    /// signature when it reaches half the page's own best score, else the page's own best.
+    fn region(&self, dom: &Dom, scores: &[i64]) -> usize {
+        let own = region::best(dom, scores);
+        let agreed = self.region.and_then(|sig| {
+            (0..dom.nodes.len())
+                .filter(|&i| scores[i] > 0 && region::signature(dom, i) == sig)
+                .max_by(|&a, &b| scores[a].cmp(&scores[b]).then(b.cmp(&a)))
+        });
+        agreed
+            .filter(|&a| 2 * scores[a] >= scores[own])
+            .unwrap_or(own)
+    }
+
+    /// The page's blocks and, per block, whether cleaning keeps it.
+    pub fn kept_blocks(&self, dom: &Dom) -> (Blocks, Vec<bool>) {
+        let s = self.score(dom);
+        let r = self.region(dom, &s.scores);
+        let kept = prune::keep(dom, &s.blocks, &s.furniture, r);
+        (s.blocks, kept)
+    }
+
+    /// The cleaned text of one page of the cluster, one block per line.
+    pub fn clean(&self, dom: &Dom) -> String {
+        let (blocks, kept) = self.kept_blocks(dom);
+        text::render(dom, |i| {
+            let b = blocks.block_of[i];
+            b != NONE && kept[b as usize] && !blocks.in_template[i]
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::dom::parse_html;
+    use crate::template::engine::{clean_clusters, essential_sets, SiteResult};
+    use crate::template::support;
+    use crate::template::Clustering;
+
+    /// All pages in one cluster, whatever the clustering would say: these tests are about the
+    /// model of one cluster.
+    fn clean_as_one_cluster(doms: &[Dom]) -> SiteResult {
+        let one = Clustering {
+            clusters: vec![(0..doms.len() as u32).collect()],
+        };
+        clean_clusters(doms, &essential_sets(doms), one)
+    }
+
+    const WORDS: &[&str] = &[
+        "river",
+        "council",
+        "budget",
+        "harbour",
+        "engineers",
+        "storm",
+        "market",
+        "school",
+        "railway",
+        "farmers",
+        "museum",
+        "bridge",
+        "doctors",
+        "festival",
+        "library",
+        "energy",
+    ];
+
+    /// A sentence of page `page`, number `n`: unique per page and position.
+    fn sentence(page: usize, n: usize) -> String {
+        let w = |k: usize| WORDS[(page * 7 + n * 3 + k * 5) % WORDS.len()];
+        format!(
+            "The {} and the {} met on day {page} to discuss item {n}, while the {} said the {} \
+             plan would change the {} for everyone in the town of {}ville.",
+            w(0),
+            w(1),
+            w(2),
+            w(3),
+            w(4),
+            w(5)
+        )
+    }
+
+    pub(crate) fn body_paragraph(page: usize, p: usize) -> String {
+        (0..3)
+            .map(|s| sentence(page, p * 3 + s))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// A news page: nav, byline, share bar, article body, a related-links box, a comment
+    /// widget, a most-read sidebar and a footer.
+    pub(crate) fn news_page(i: usize) -> String {
+        let related: String = (0..6)
+            .map(|k| {
+                let t = (i + k) % 9;
+                format!(
+                    "<li><a href=/story/{t}>Council answers questions on story {t} today</a></li>"
+                )
+            })
+            .collect();
+        let comments: String = (0..3)
+            .map(|k| {
+                format!(
+                    "<div class=item><b>reader{k}{i}</b><span>{k} hours ago</span>\
+                     <p>I read this twice and I still think the {} deserves a proper public \
+                     debate before anyone decides, number {k}{i}.</p><a href=#>Reply</a></div>",
+                    WORDS[(i + k) % WORDS.len()]
+                )
+            })
+            .collect();
+        format!(
+            "<html><head><title>Story {i}</title></head><body>\
+             <nav><a href=/>Home</a> <a href=/world>World</a> <a href=/tech>Technology</a></nav>\
+             <div class=page><div class=main>\
+             <h1>Headline number {i} about the {}</h1>\
+             <p class=meta>By {} | June {i}, 2024</p>\
+             <div class=tools><a href=#>Share</a> <a href=#>Tweet</a> <a href=#>Email</a></div>\
+             <div class=text><p>{}</p><p>{}</p><p>{}</p></div>\
+             <div class=more><h3>More stories</h3><ul>{related}</ul></div>\
+             <div id=comments><h3>Comments</h3>{comments}</div>\
+             </div><div class=side><h3>Most read</h3><ol>\
+             <li><a href=/a>Storm closes the harbour road</a></li>\
+             <li><a href=/b>Museum opens a new wing</a></li></ol></div></div>\
+             <footer><p>Copyright 2024 Example News. All rights reserved.</p>\
+             <a href=/about>About us</a></footer></body></html>",
+            WORDS[i % WORDS.len()],
+            ["Ann Reporter", "Bo Writer"][i % 2],
+            body_paragraph(i, 0),
+            body_paragraph(i, 1),
+            body_paragraph(i, 2),
+        )
+    }
+
+    pub(crate) fn site(n: usize) -> Vec<Dom> {
+        (0..n).map(|i| parse_html(&news_page(i)).dom).collect()
+    }
+
+    fn model_for(doms: &[Dom]) -> ClusterModel {
+        let essential = essential_sets(doms);
+        let template = support::template(essential.iter().map(Vec::as_slice));
+        let pages: Vec<&Dom> = doms.iter().collect();
+        ClusterModel::learn(&pages, &template)
+    }
+
+    #[test]
+    fn the_body_survives_and_the_chaff_goes() {
+        let doms = site(6);
+        let model = model_for(&doms);
+        for (i, dom) in doms.iter().enumerate() {
+            let text = model.clean(dom);
+            for p in 0..3 {
+                assert!(text.contains(&body_paragraph(i, p)), "page {i}: {text}");
+            }
+            for chaff in [
+                "Home",
+                "Share",
+                "Tweet",
+                "More stories",
+                "Council answers",
+                "Comments",
+                "hours ago",
+                "public debate",
+                "Most read",
+                "Storm closes",
+                "Copyright",
+                "About us",
+                "June",
+            ] {
+                assert!(!text.contains(chaff), "page {i} kept {chaff:?}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_model_does_not_depend_on_page_order() {
+        let doms = site(5);
+        let forward = model_for(&doms);
+        let reversed: Vec<Dom> = doms.iter().rev().cloned().collect();
+        let backward = model_for(&reversed);
+        for dom in &doms {
+            assert_eq!(forward.clean(dom), backward.clean(dom));
+        }
+    }
+
+    #[test]
+    fn a_stored_model_cleans_like_the_learned_one() {
+        let doms = site(4);
+        let model = model_for(&doms);
+        let bytes = postcard::to_stdvec(&model).unwrap();
+        let back: ClusterModel = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back, model);
+        assert_eq!(back.clean(&doms[2]), model.clean(&doms[2]));
+    }
+
+    #[test]
+    fn a_page_without_prose_keeps_its_text() {
+        // Regression: a tiny page (`<p>only one</p>`) in a site came out empty (see
+        // `region::tests::a_page_without_prose_is_its_own_region_not_an_empty_head`).
+        let doms: Vec<Dom> = ["<p>only one</p>", "", "<p>another page</p>"]
+            .iter()
+            .map(|h| parse_html(h).dom)
+            .collect();
+        let result = clean_as_one_cluster(&doms);
+        assert_eq!(result.texts[0], "only one\n");
+        assert_eq!(result.texts[2], "another page\n");
+    }
+
+    #[test]
+    fn a_one_page_cluster_is_cleaned_not_emptied() {
+        // Regression: a singleton's template is its whole page, which erased all its text.
+        let doms = site(1);
+        let essential = essential_sets(&doms);
+        let template = support::template(essential.iter().map(Vec::as_slice));
+        let model = ClusterModel::learn(&[&doms[0]], &template);
+        assert!(model.clean(&doms[0]).contains(&body_paragraph(0, 1)));
+    }
+
+    #[test]
+    fn a_flash_item_keeps_its_one_sentence() {
+        let mut pages: Vec<String> = (0..5).map(news_page).collect();
+        pages[4] = pages[4]
+            .replace(&body_paragraph(4, 1), "")
+            .replace(&body_paragraph(4, 2), "")
+            .replace(&body_paragraph(4, 0), &sentence(4, 0));
+        let doms: Vec<Dom> = pages.iter().map(|p| parse_html(p).dom).collect();
+        let result = clean_as_one_cluster(&doms);
+        assert_eq!(result.texts[4].trim(), sentence(4, 0));
+    }
+}

@@ -1,0 +1,220 @@
+//! Scoring a page's blocks and elements, to find its content region. Every block scores its
+//! prose tokens for, its link tokens twice against, and a fixed cost per block (a run of short
+//! lines — menus, bylines, tag lists — weighs nothing or less); template text counts a quarter
+//! token against. An element scores the sum over its subtree, and the best-scoring element is the
+//! page's content region. `signature` names an element across a cluster's pages, so a cluster
+//! can agree on where its pages keep their content.
+//!
+//! Weights are integers in `SCALE` units: sums do not depend on summation order, so results do
+//! not depend on thread count or page order.
+
+use crate::dom::tree::{Dom, NodeKind};
+
+use super::blocks::{Block, Blocks};
+use super::hints;
+
+/// Fixed-point scale of scores.
+pub const SCALE: i64 = 100;
+
+/// What a score is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// Locating the region: lenient, so that short lines inside an article (subheadings, a
+    /// one-line paragraph) do not split it; furniture counts as short lines.
+    Region,
+    /// Pruning boxes inside the region: a box of short lines, links or furniture goes.
+    Prune,
+}
+
+impl Pass {
+    /// The fixed cost of a block, in tokens: a block must carry more prose than this to count
+    /// for its element.
+    pub fn block_cost(self) -> i64 {
+        match self {
+            Pass::Region => 3,
+            Pass::Prune => 10,
+        }
+    }
+}
+
+/// A block's score in `SCALE` units. `furniture`: the block lies in an element whose markup
+/// names furniture (`furniture_blocks`).
+pub fn block_score(b: &Block, furniture: bool, pass: Pass) -> i64 {
+    let own = i64::from(b.own_tokens());
+    let template = -i64::from(b.template_tokens) * SCALE / 4;
+    let cost = pass.block_cost();
+    if own == 0 {
+        return template;
+    }
+    let text = match (furniture, pass) {
+        (false, _) => own - 2 * i64::from(b.link_tokens),
+        (true, Pass::Region) => 0,
+        (true, Pass::Prune) => -own,
+    };
+    template + SCALE * (text - cost)
+}
+
+/// A block more than half of whose own tokens are link text.
+pub fn is_link_block(b: &Block) -> bool {
+    2 * b.link_tokens > b.own_tokens()
+}
+
+/// Per DOM node, the sum of the scores of the blocks that start in its subtree.
+pub fn subtree_scores(dom: &Dom, blocks: &Blocks, furniture: &[bool], pass: Pass) -> Vec<i64> {
+    let mut score = vec![0i64; dom.nodes.len()];
+    for (b, &f) in blocks.blocks.iter().zip(furniture) {
+        score[blocks.first_node(b)] = block_score(b, f, pass);
+    }
+    for i in (1..dom.nodes.len()).rev() {
+        let parent = dom.nodes[i].parent as usize;
+        score[parent] += score[i];
+    }
+    score
+}
+
+/// The element with the highest positive score, the deepest on ties (a tighter region holding the
+/// same content); the document when no element scores above zero (no prose anywhere: every block
+/// is then judged by pruning alone, rather than an empty `<head>` winning with its score of 0).
+pub fn best(dom: &Dom, scores: &[i64]) -> usize {
+    let mut best = 0;
+    let mut top = 0;
+    for (i, n) in dom.nodes.iter().enumerate().skip(1) {
+        if !matches!(n.kind, NodeKind::Element(_)) || scores[i] <= 0 {
+            continue;
+        }
+        // Equal scores: keep an earlier unrelated element, take a descendant.
+        if scores[i] > top || (scores[i] == top && i < dom.nodes[best].end as usize) {
+            best = i;
+            top = scores[i];
+        }
+    }
+    best
+}
+
+/// An element's identity across a cluster's pages: its tag path plus its own class and id with
+/// ASCII digits removed (ids like `post-1234` differ per page; the element's role does not).
+pub fn signature(dom: &Dom, i: usize) -> u64 {
+    let node = &dom.nodes[i];
+    let mut h = node.path;
+    if let NodeKind::Element(e) = &node.kind {
+        for attr in [&e.class, &e.id] {
+            // FNV-1a over the bytes that are not digits, then a separator.
+            for &b in attr.as_deref().unwrap_or("").as_bytes() {
+                if !b.is_ascii_digit() {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+                }
+            }
+            h = (h ^ 0xff).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Per block: whether it lies inside an element whose markup names furniture
+/// (`hints::is_furniture`). An element holding half or more of the page's own tokens is a page
+/// wrapper whatever its class says (`<body class="has-sidebar">`), and never counts.
+pub fn furniture_blocks(dom: &Dom, blocks: &Blocks) -> Vec<bool> {
+    let n = dom.nodes.len();
+    let mut own = vec![0u64; n];
+    for (i, own) in own.iter_mut().enumerate() {
+        if !blocks.in_template[i] {
+            *own = u64::from(blocks.node_tokens[i]);
+        }
+    }
+    for i in (1..n).rev() {
+        let parent = dom.nodes[i].parent as usize;
+        own[parent] += own[i];
+    }
+    let total = own.first().copied().unwrap_or(0);
+    // Inherited down the pre-order arena: a parent is always decided before its children.
+    let mut inside = vec![false; n];
+    for i in 1..n {
+        inside[i] = inside[dom.nodes[i].parent as usize]
+            || dom
+                .element(i)
+                .is_some_and(|e| 2 * own[i] < total && hints::is_furniture(e));
+    }
+    blocks
+        .blocks
+        .iter()
+        .map(|b| inside[blocks.first_node(b)])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::parse_html;
+
+    fn scored(html: &str) -> (Dom, Blocks, Vec<bool>) {
+        let dom = parse_html(html).dom;
+        let blocks = Blocks::new(&dom, |_| (false, false));
+        let furniture = furniture_blocks(&dom, &blocks);
+        (dom, blocks, furniture)
+    }
+
+    fn prose(n: usize) -> String {
+        (0..n).map(|i| format!("word{i} ")).collect()
+    }
+
+    #[test]
+    fn prose_scores_for_links_and_short_lines_against() {
+        let (_, blocks, f) = scored(&format!(
+            "<p>{}</p><p><a href=/a>one two three four five six</a></p><p>By Jo</p>",
+            prose(40)
+        ));
+        let s: Vec<i64> = blocks
+            .blocks
+            .iter()
+            .zip(&f)
+            .map(|(b, &f)| block_score(b, f, Pass::Prune))
+            .collect();
+        assert_eq!(s, vec![SCALE * 30, SCALE * (-6 - 10), SCALE * (2 - 10)]);
+    }
+
+    #[test]
+    fn the_region_is_the_article_not_the_page() {
+        let links: String = (0..30)
+            .map(|i| format!("<li><a href=/{i}>Other story number {i}</a></li>"))
+            .collect();
+        let (dom, blocks, f) = scored(&format!(
+            "<body><ul>{links}</ul><div id=story><p>{}</p><p>{}</p></div><ul>{links}</ul></body>",
+            prose(50),
+            prose(30)
+        ));
+        let scores = subtree_scores(&dom, &blocks, &f, Pass::Region);
+        let r = best(&dom, &scores);
+        assert_eq!(dom.element(r).and_then(|e| e.id.as_deref()), Some("story"));
+    }
+
+    #[test]
+    fn a_page_without_prose_is_its_own_region_not_an_empty_head() {
+        // Regression: `<p>only one</p>` came out empty: every element scored below zero and the
+        // empty `<head>` (score 0) won the region.
+        let (dom, blocks, f) = scored("<html><head></head><body><p>only one</p></body></html>");
+        let scores = subtree_scores(&dom, &blocks, &f, Pass::Region);
+        assert_eq!(best(&dom, &scores), 0);
+    }
+
+    #[test]
+    fn furniture_hints_skip_page_wrappers() {
+        let (_, _, f) = scored(&format!(
+            "<body class=has-sidebar><div class=comments><p>{}</p></div><p>{}</p></body>",
+            prose(10),
+            prose(30)
+        ));
+        assert_eq!(f, vec![true, false]);
+        let (_, _, f) = scored(&format!("<div class=sidebar><p>{}</p></div>", prose(10)));
+        assert_eq!(f, vec![false], "the whole page is not furniture");
+    }
+
+    #[test]
+    fn signatures_ignore_digits_but_not_classes() {
+        let dom = parse_html("<div id=post-12 class=body>a</div><div id=post-345 class=body>b</div><div class=side>c</div>").dom;
+        let divs: Vec<usize> = (0..dom.len())
+            .filter(|&i| dom.tag(i) == Some("div"))
+            .collect();
+        assert_eq!(signature(&dom, divs[0]), signature(&dom, divs[1]));
+        assert_ne!(signature(&dom, divs[0]), signature(&dom, divs[2]));
+    }
+}
