@@ -264,7 +264,7 @@ fn annotate(
             println!(
                 "  {a:>6} {:>8} {} #{:?} .{:?} end={}",
                 scores[a] / 100,
-                e.map_or("doc", |e| e.tag.as_str()),
+                e.map_or("doc", |e| &*e.tag),
                 e.and_then(|e| e.id.clone()),
                 e.and_then(|e| e.class.clone()),
                 dom.nodes[a].end

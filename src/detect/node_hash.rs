@@ -66,7 +66,7 @@ pub fn node_hashes(dom: &Dom) -> Vec<u64> {
             NodeKind::Element(e) => {
                 buf.push(b'E');
                 for part in [
-                    Some(e.tag.as_str()),
+                    Some(&*e.tag),
                     e.id.as_deref(),
                     e.class.as_deref(),
                     e.role.as_deref(),

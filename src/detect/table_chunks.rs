@@ -77,7 +77,7 @@ pub fn chunks(dom: &Dom, boundaries: &[&str]) -> Vec<Chunk> {
             close(&mut text_buf, &mut nodes);
         }
         match &node.kind {
-            NodeKind::Element(e) if boundaries.contains(&e.tag.as_str()) => {
+            NodeKind::Element(e) if boundaries.contains(&&*e.tag) => {
                 close(&mut text_buf, &mut nodes);
                 open.push(node.end as usize);
             }

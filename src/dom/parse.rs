@@ -2,6 +2,7 @@
 //! page's arena `Dom` (with path hashes), its links, `<base href>` and meta robots. The `Rc` DOM
 //! is built and dropped inside `parse_html`, so callers only ever hold `Send` data.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use html5ever::tendril::{StrTendril, TendrilSink};
@@ -330,7 +331,7 @@ fn flatten(document: &Handle, out: &mut Parsed) {
                     path,
                     flags: own,
                     kind: NodeKind::Element(Element {
-                        tag: tag.to_string(),
+                        tag: static_tag(tag).map_or_else(|| Cow::Owned(tag.to_string()), Cow::Borrowed),
                         id: attr("id").map(str::to_string),
                         class: attr("class").map(str::to_string),
                         role: attr("role").map(str::to_string),
@@ -343,6 +344,25 @@ fn flatten(document: &Handle, out: &mut Parsed) {
             _ => {}
         }
     }
+}
+
+/// HTML's element names (and a few common obsolete ones), sorted for binary search.
+const KNOWN_TAGS: &[&str] = &[
+    "a", "abbr", "address", "area", "article", "aside", "audio", "b", "base", "bdi", "bdo",
+    "big", "blockquote", "body", "br", "button", "caption", "center", "cite", "code", "col",
+    "colgroup", "data", "datalist", "dd", "del", "details", "dfn", "dialog", "dir", "div", "dl",
+    "dt", "em", "fieldset", "figcaption", "figure", "font", "footer", "form", "frame",
+    "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hgroup", "hr", "html",
+    "i", "img", "input", "ins", "kbd", "label", "legend", "li", "link", "main", "map", "mark",
+    "menu", "meta", "meter", "nav", "nobr", "ol", "optgroup", "option", "output", "p", "param",
+    "picture", "pre", "progress", "q", "rp", "rt", "ruby", "s", "samp", "search", "section",
+    "select", "small", "source", "span", "strike", "strong", "sub", "summary", "sup", "table",
+    "tbody", "td", "textarea", "tfoot", "th", "thead", "time", "title", "tr", "track", "tt",
+    "u", "ul", "var", "video", "wbr",
+];
+
+fn static_tag(tag: &str) -> Option<&'static str> {
+    KNOWN_TAGS.binary_search(&tag).ok().map(|i| KNOWN_TAGS[i])
 }
 
 fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64, inherited: u8) {
@@ -554,6 +574,14 @@ mod tests {
             crate::dom::text::visible_text(&p.dom),
             "Share Post NowGlued\n"
         );
+    }
+
+    #[test]
+    fn known_tags_table_is_sorted_and_unknown_tags_are_kept() {
+        assert!(KNOWN_TAGS.windows(2).all(|w| w[0] < w[1]));
+        let p = parse_html("<p><custom-el>x</custom-el></p>");
+        let tags: Vec<&str> = (0..p.dom.len()).filter_map(|i| p.dom.tag(i)).collect();
+        assert!(tags.contains(&"custom-el") && tags.contains(&"p"), "{tags:?}");
     }
 
     #[test]

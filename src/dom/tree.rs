@@ -5,6 +5,8 @@
 //! subtree is exactly the index range `i..nodes[i].end`; `path` is the 64-bit hash of the node's
 //! root-to-node path (DESIGN.md §3), so the page's path set is the set of its nodes' `path`s.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// `parent` of the document node.
@@ -46,8 +48,9 @@ pub enum NodeKind {
 /// An element with the few attributes content scoring and reports use.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Element {
-    /// Lower-case local name (`div`, `p`, …).
-    pub tag: String,
+    /// Lower-case local name (`div`, `p`, …): borrowed from a static table for HTML's own
+    /// tags (no allocation per element), owned for anything else.
+    pub tag: Cow<'static, str>,
     pub id: Option<String>,
     pub class: Option<String>,
     /// ARIA `role`, kept because `navigation`/`main`/`article` say what a region is.
@@ -95,7 +98,7 @@ impl Dom {
     }
 
     pub fn tag(&self, i: usize) -> Option<&str> {
-        self.element(i).map(|e| e.tag.as_str())
+        self.element(i).map(|e| &*e.tag)
     }
 
     /// Direct children of node `i`, in order.

@@ -83,7 +83,7 @@ impl Blocks {
             }
             match &node.kind {
                 NodeKind::Element(e) => {
-                    if i >= control_end && CONTROLS.contains(&e.tag.as_str()) {
+                    if i >= control_end && CONTROLS.contains(&&*e.tag) {
                         control_end = node.end as usize;
                     }
                     if is_block(&e.tag) {

@@ -72,7 +72,7 @@ const FURNITURE_ROLES: &[&str] = &[
 
 /// True when the element's markup names a furniture role.
 pub fn is_furniture(e: &Element) -> bool {
-    if FURNITURE_TAGS.contains(&e.tag.as_str()) {
+    if FURNITURE_TAGS.contains(&&*e.tag) {
         return true;
     }
     if e.role.as_deref().is_some_and(|r| {
@@ -117,7 +117,7 @@ mod tests {
 
     fn el(tag: &str, class: &str, id: &str) -> Element {
         Element {
-            tag: tag.to_string(),
+            tag: tag.to_string().into(),
             class: (!class.is_empty()).then(|| class.to_string()),
             id: (!id.is_empty()).then(|| id.to_string()),
             role: None,
