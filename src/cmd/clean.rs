@@ -510,12 +510,24 @@ fn clean_batch(
         }
     }
     reporter.bar.set_message("cleaning");
-    // Phase 2: every site of the batch, in parallel.
-    let work: Vec<(&Site, Parsed)> = sites.iter().zip(per_site).collect();
-    let results = parallel_map(&work, jobs, |(site, parsed)| {
-        clean_one_site(site, parsed, out, detector)
-    });
-    results.into_iter().flatten().collect::<Result<Vec<_>, _>>()
+    // Phase 2: every site of the batch, in parallel, the biggest first so that no large site
+    // starts last and leaves the other cores idle; results go back in input order.
+    let mut work: Vec<(usize, &Site, Parsed)> = sites
+        .iter()
+        .zip(per_site)
+        .enumerate()
+        .map(|(i, (site, parsed))| (i, site, parsed))
+        .collect();
+    work.sort_by_key(|(i, _, parsed)| (std::cmp::Reverse(parsed.bytes), *i));
+    let mut results: Vec<(usize, Option<Result<SiteSummary, CleanError>>)> =
+        parallel_map(&work, jobs, |(i, site, parsed)| {
+            (*i, clean_one_site(site, parsed, out, detector))
+        });
+    results.sort_by_key(|(i, _)| *i);
+    results
+        .into_iter()
+        .filter_map(|(_, r)| r)
+        .collect::<Result<Vec<_>, _>>()
 }
 
 /// One site's pages that parsed.

@@ -2,6 +2,8 @@
 //! declare gb2312 and send UTF-8), then the Content-Type charset, then `<meta charset>` /
 //! `http-equiv` in the first bytes, then chardetng's guess. Never fails: bad bytes become U+FFFD.
 
+use std::borrow::Cow;
+
 use encoding_rs::{Encoding, UTF_8};
 
 /// How far into the document `<meta charset>` is looked for (HTML's prescan uses 1024; real
@@ -19,8 +21,9 @@ pub enum Source {
 }
 
 #[derive(Debug)]
-pub struct Decoded {
-    pub text: String,
+pub struct Decoded<'a> {
+    /// Borrows the input when it is already valid UTF-8 (the common case: no copy).
+    pub text: Cow<'a, str>,
     pub encoding: &'static Encoding,
     pub source: Source,
     /// Some bytes were not valid in the chosen encoding and were replaced.
@@ -28,12 +31,17 @@ pub struct Decoded {
 }
 
 /// Decode an HTML body. `content_type` is the HTTP header value, if any.
-pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> Decoded {
+pub fn decode_html<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded<'a> {
     if let Some((enc, bom_len)) = Encoding::for_bom(bytes) {
         return finish(&bytes[bom_len..], enc, Source::Bom);
     }
-    if std::str::from_utf8(bytes).is_ok() {
-        return finish(bytes, UTF_8, Source::ValidUtf8);
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Decoded {
+            text: Cow::Borrowed(text),
+            encoding: UTF_8,
+            source: Source::ValidUtf8,
+            had_errors: false,
+        };
     }
     if let Some(enc) = content_type.and_then(charset_from_content_type) {
         return finish(bytes, enc, Source::Header);
@@ -50,12 +58,12 @@ pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> Decoded {
     )
 }
 
-fn finish(bytes: &[u8], enc: &'static Encoding, source: Source) -> Decoded {
+fn finish<'a>(bytes: &'a [u8], enc: &'static Encoding, source: Source) -> Decoded<'a> {
     // A declared UTF-16 on a document without a BOM is treated as UTF-8, as browsers do.
     let enc = enc.output_encoding();
     let (text, had_errors) = enc.decode_without_bom_handling(bytes);
     Decoded {
-        text: text.into_owned(),
+        text,
         encoding: enc,
         source,
         had_errors,
@@ -154,7 +162,7 @@ mod tests {
         let mut bytes = vec![0xEF, 0xBB, 0xBF];
         bytes.extend_from_slice("ü".as_bytes());
         let d = decode_html(&bytes, Some("text/html; charset=iso-8859-1"));
-        assert_eq!((d.source, d.text.as_str()), (Source::Bom, "ü"));
+        assert_eq!((d.source, &*d.text), (Source::Bom, "ü"));
     }
 
     #[test]
