@@ -185,7 +185,7 @@ impl Config {
 }
 
 /// Deep-merge `over` into `base`; tables merge key by key, everything else replaces.
-fn merge(base: &mut toml::Table, over: toml::Table) {
+pub fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),

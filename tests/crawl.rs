@@ -58,21 +58,10 @@ impl Dirs {
     }
 }
 
-/// Merge two TOML documents (tables merge key by key).
+/// Merge two TOML documents (tables merge key by key), as `--config` merges over the defaults.
 pub fn merge_toml(a: &str, b: &str) -> String {
     let mut base: toml::Table = a.parse().expect("toml");
-    let over: toml::Table = b.parse().expect("toml");
-    fn merge(base: &mut toml::Table, over: toml::Table) {
-        for (k, v) in over {
-            match (base.get_mut(&k), v) {
-                (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
-                (_, v) => {
-                    base.insert(k, v);
-                }
-            }
-        }
-    }
-    merge(&mut base, over);
+    thresher::config::merge(&mut base, b.parse().expect("toml"));
     toml::to_string(&base).expect("toml")
 }
 
@@ -87,22 +76,7 @@ pub async fn crawl_until(
     toml: &str,
     shutdown: CancellationToken,
 ) -> CrawlSummary {
-    let config = Arc::new(dirs.config(toml));
-    std::fs::create_dir_all(dirs.data()).expect("data dir");
-    let store = Arc::new(dirs.store());
-    let seeds: Vec<url::Url> = seeds.iter().map(|s| s.parse().expect("seed URL")).collect();
-    let summary = crawl::run(
-        config,
-        store,
-        &seeds,
-        shutdown,
-        Arc::new(CrawlStats::default()),
-        None,
-        RunOptions::default(),
-    )
-    .await
-    .expect("the crawl itself must not fail");
-    summary
+    run_crawl(dirs, seeds, toml, shutdown, false).await.0
 }
 
 /// Run a crawl with inline template learning, as `thresher crawl` does: the learner hears of
@@ -113,11 +87,23 @@ pub async fn crawl_learning(
     toml: &str,
     shutdown: CancellationToken,
 ) -> (CrawlSummary, thresher::learn::LearnSummary) {
+    let (summary, learned) = run_crawl(dirs, seeds, toml, shutdown, true).await;
+    (summary, learned.expect("learning was on"))
+}
+
+async fn run_crawl(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+    shutdown: CancellationToken,
+    learn: bool,
+) -> (CrawlSummary, Option<thresher::learn::LearnSummary>) {
     let config = Arc::new(dirs.config(toml));
     std::fs::create_dir_all(dirs.data()).expect("data dir");
     let store = Arc::new(dirs.store());
     let stats = Arc::new(CrawlStats::default());
-    let learner = thresher::learn::Learner::spawn(config.clone(), store.clone(), stats.clone());
+    let learner = learn
+        .then(|| thresher::learn::Learner::spawn(config.clone(), store.clone(), stats.clone()));
     let seeds: Vec<url::Url> = seeds.iter().map(|s| s.parse().expect("seed URL")).collect();
     let summary = crawl::run(
         config,
@@ -125,17 +111,20 @@ pub async fn crawl_learning(
         &seeds,
         shutdown,
         stats,
-        Some(learner.sink()),
+        learner.as_ref().map(thresher::learn::Learner::sink),
         RunOptions::default(),
     )
     .await
     .expect("the crawl itself must not fail");
-    let learned = if summary.interrupted {
-        tokio::task::spawn_blocking(move || learner.stop()).await
-    } else {
-        tokio::task::spawn_blocking(move || learner.finish()).await
-    }
-    .expect("learner thread");
+    let interrupted = summary.interrupted;
+    let learned = match learner {
+        None => None,
+        Some(l) => Some(
+            tokio::task::spawn_blocking(move || if interrupted { l.stop() } else { l.finish() })
+                .await
+                .expect("learner thread"),
+        ),
+    };
     (summary, learned)
 }
 

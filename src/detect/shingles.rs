@@ -14,6 +14,7 @@ use std::ops::Range;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::dom::{text, Dom, NodeKind};
+use crate::template::content::tokens::is_cjk;
 use crate::template::support::PathMap;
 use crate::template::SiteResult;
 
@@ -56,16 +57,6 @@ impl Params {
 pub struct Tokens {
     pub hashes: Vec<u64>,
     pub nodes: Vec<u32>,
-}
-
-/// True for the CJK ranges the eval metric treats as one token per character.
-fn is_cjk(c: char) -> bool {
-    matches!(c,
-        '\u{3040}'..='\u{30ff}'
-        | '\u{3400}'..='\u{4dbf}'
-        | '\u{4e00}'..='\u{9fff}'
-        | '\u{f900}'..='\u{faff}'
-        | '\u{ac00}'..='\u{d7af}')
 }
 
 /// The visible text of `dom` as tokens.

@@ -251,7 +251,7 @@ impl ClusterSketch {
 }
 
 /// Unique paths are template paths of a singleton and +1s in any larger cluster.
-fn unique_counts(pages: u32, unique: u64) -> Counts {
+pub(crate) fn unique_counts(pages: u32, unique: u64) -> Counts {
     let u = unique as f64;
     if pages <= 1 {
         Counts {

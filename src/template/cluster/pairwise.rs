@@ -8,7 +8,7 @@
 
 use super::{Groups, Rule, Stop};
 use crate::template::mdl::{Counts, Model};
-use crate::template::minhash::ClusterSketch;
+use crate::template::minhash::{unique_counts, ClusterSketch};
 
 /// A merge must lower L(C) by more than this many bits (rounding noise is far below it).
 pub(crate) const EPS: f64 = 1e-6;
@@ -201,21 +201,6 @@ struct Exact {
     counts: Vec<Vec<(u64, u32)>>,
     unique: Vec<u64>,
     pages: Vec<u32>,
-}
-
-fn unique_counts(pages: u32, unique: u64) -> Counts {
-    let u = unique as f64;
-    if pages <= 1 {
-        Counts {
-            ones: u,
-            ..Counts::default()
-        }
-    } else {
-        Counts {
-            plus: u,
-            ..Counts::default()
-        }
-    }
 }
 
 impl Exact {
