@@ -250,7 +250,7 @@ pub fn build(store: &Store, host: &str, page: Option<&str>) -> Result<Report, In
 }
 
 /// The page to show and its cluster: `--page` (by final or first-requested URL), or the first
-/// page of the largest cluster.
+/// page of the largest cluster that has cleaned text (its first page if none has).
 fn choose_page<'a>(
     store: &Store,
     host: &str,
@@ -266,6 +266,12 @@ fn choose_page<'a>(
                 host: host.to_string(),
                 pages: store.site_counters(host).pages,
             })?;
+        // A page with content shows all three marks; a list page may have none kept.
+        for &id in &c.members {
+            if store.cleaned(id)?.is_some_and(|r| !r.text.is_empty()) {
+                return Ok((id, c));
+            }
+        }
         return Ok((c.members[0], c));
     };
     let url = url::Url::parse(raw.trim())

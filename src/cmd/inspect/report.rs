@@ -122,10 +122,10 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .page{border:1px solid #ccc;padding:.5em 1em}
 .b{margin:.15em 0;padding:.1em .5em;border-left:4px solid transparent;white-space:pre-wrap}
 .b::before{content:attr(data-tag);display:inline-block;min-width:3.2em;font:11px ui-monospace,monospace;color:#888}
-.template{color:#999;text-decoration:line-through;background:#f2f2f2;border-left-color:#bbb}
-.dropped{background:#fff1cc;border-left-color:#e0a000;color:#6b4a00}
-.kept{background:#e3f5e3;border-left-color:#2a8a2a}
-.tpl{color:#999;text-decoration:line-through}
+.template,.legend-template{color:#999;text-decoration:line-through;background:#f2f2f2;border-left-color:#bbb}
+.dropped,.legend-dropped{background:#fff1cc;border-left-color:#e0a000;color:#6b4a00}
+.kept,.legend-kept{background:#e3f5e3;border-left-color:#2a8a2a}
+.tpl,.legend-tpl{color:#999;text-decoration:line-through}
 ol.tl{font-size:.9em;padding-left:2.5em}ol.tl li{margin:.1em 0}
 .path{font-family:ui-monospace,monospace;font-size:.85em;color:#555}
 .count{color:#888;font-size:.85em}
@@ -231,10 +231,10 @@ fn page(s: &mut String, r: &Report) {
     }
     check(s, &p.check);
     s.push_str(
-        "<p class=\"legend\">Legend: <span class=\"template\">template (removed with the \
-         cluster's template)</span><span class=\"dropped\">dropped (chaff: removed by the content \
-         model)</span><span class=\"kept\">kept (the page's content)</span> \
-         <span class=\"tpl\">template text</span> inside a line is removed too.</p>\n\
+        "<p class=\"legend\">Legend: <span class=\"legend-template\">template (removed with the \
+         cluster's template)</span><span class=\"legend-dropped\">dropped (chaff: removed by the content \
+         model)</span><span class=\"legend-kept\">kept (the page's content)</span> \
+         <span class=\"legend-tpl\">template text</span> inside a line is removed too.</p>\n\
          <div class=\"page\">\n",
     );
     for b in &p.blocks {
