@@ -245,7 +245,8 @@ async fn inspect_explains_what_it_cannot_show() {
     serve_site_with_planted_text(a, 5);
     b.serve(NewsSite::generate(&SiteSpec::small(6, 8)).site());
     let dirs = Dirs::new();
-    crawl_learning(&dirs, &[a.url("/")], LEARN, CancellationToken::new()).await;
+    let seeds = [a.url("/"), b.url("/")];
+    crawl_learning(&dirs, &seeds, LEARN, CancellationToken::new()).await;
     let host = a.host_port();
     let report = dirs.tmp.path().join("r.html");
     let report = report.to_str().unwrap();
@@ -269,6 +270,13 @@ async fn inspect_explains_what_it_cannot_show() {
         "no stored page",
     );
     assert!(err.contains(&a.url("/")), "examples listed: {err}");
+    fails(
+        inspect(
+            &dirs.data(),
+            &[&b.host_port(), "--page", &a.url("/"), "--report", report],
+        ),
+        &format!("belongs to host {host}, not {}", b.host_port()),
+    );
     fails(
         inspect(
             &dirs.data(),
@@ -302,6 +310,7 @@ async fn inspect_explains_what_it_cannot_show() {
     // A host crawled without template learning has pages but no clustering.
     let plain = Dirs::new();
     crawl(&plain, &[b.url("/")], "").await;
+    assert!(plain.store().site_counters(&b.host_port()).pages > 0);
     fails(
         inspect(&plain.data(), &[&b.host_port(), "--report", report]),
         "no clustering yet",

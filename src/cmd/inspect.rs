@@ -67,6 +67,12 @@ pub enum InspectError {
         host: String,
         examples: String,
     },
+    #[error("page {url} belongs to host {site}, not {host}: inspect {site} to see it")]
+    OtherHost {
+        url: String,
+        host: String,
+        site: String,
+    },
     #[error(
         "page {url} is not in host {host}'s clustering yet (it was stored after the last \
          learning step); finish the crawl and inspect again"
@@ -281,7 +287,14 @@ fn choose_page<'a>(
             url: raw.to_string(),
         })?;
     let mut id = page_id(&url);
-    let found = store.page(id)?.filter(|m| m.site == host);
+    let found = store.page(id)?;
+    if let Some(m) = found.as_ref().filter(|m| m.site != host) {
+        return Err(InspectError::OtherHost {
+            url: url.to_string(),
+            host: host.to_string(),
+            site: m.site.clone(),
+        });
+    }
     if found.is_none() {
         // The URL first requested, when a redirect stored the page under another one.
         let mut by_requested = None;
@@ -402,10 +415,10 @@ pub fn listing(r: &Report, path: &Path) -> String {
     };
     let _ = writeln!(
         s,
-        "{}: {} pages, {} clusters ({}, {kind})",
+        "{}: {}, {} ({}, {kind})",
         r.host,
-        r.site_pages,
-        r.clusters.len(),
+        plural(r.site_pages as usize, "page"),
+        plural(r.clusters.len(), "cluster"),
         r.detector
     );
     if r.unclustered > 0 {
@@ -448,6 +461,15 @@ pub fn listing(r: &Report, path: &Path) -> String {
         }
     );
     s
+}
+
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
 }
 
 /// `s` on one line, at most 80 characters (titles can hold newlines and run long).

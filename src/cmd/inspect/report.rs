@@ -121,7 +121,7 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .legend span{display:inline-block;margin-right:1em;padding:0 .5em}
 .page{border:1px solid #ccc;padding:.5em 1em}
 .b{margin:.15em 0;padding:.1em .5em;border-left:4px solid transparent;white-space:pre-wrap}
-.b::before{content:attr(data-tag);display:inline-block;min-width:3.2em;font:11px ui-monospace,monospace;color:#888}
+.b::before{content:attr(data-tag);display:inline-block;min-width:4em;margin-right:.4em;font:11px ui-monospace,monospace;color:#888}
 .template,.legend-template{color:#999;text-decoration:line-through;background:#f2f2f2;border-left-color:#bbb}
 .dropped,.legend-dropped{background:#fff1cc;border-left-color:#e0a000;color:#6b4a00}
 .kept,.legend-kept{background:#e3f5e3;border-left-color:#2a8a2a}
@@ -160,10 +160,10 @@ fn summary(s: &mut String, r: &Report) {
     };
     let _ = writeln!(
         s,
-        "<p>{} pages stored; {clustered} in {} clusters ({kind}); detector <b>{}</b>. \
+        "<p>{} pages stored; {clustered} in {} ({kind}); detector <b>{}</b>. \
          Generated {}.</p>",
         r.site_pages,
-        r.clusters.len(),
+        super::plural(r.clusters.len(), "cluster"),
         escape(&r.detector),
         escape(&r.generated)
     );
