@@ -21,7 +21,7 @@ use crate::template::engine::learn_cluster;
 use crate::template::support::Support;
 use crate::template::ClusterModel;
 
-pub use marks::{MarkedBlock, State};
+pub use marks::{MarkedBlock, State, TemplateLine};
 use report::{Check, ClusterView, PageView, Report, Sample, TemplateView};
 
 /// Sample pages listed per cluster.
