@@ -29,8 +29,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => {
             cmd::export::run(&args).context("export failed")?;
         }
+        Command::Inspect(args) => {
+            cmd::inspect::run(&args).context("inspect failed")?;
+        }
         Command::Eval(args) => cmd::eval::run(&args).context("eval failed")?,
-        other => anyhow::bail!("{other:?}: not implemented yet"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,5 +3,6 @@
 mod clean_cmd;
 mod crawl;
 mod eval_cmd;
+mod inspect_cmd;
 mod server_selftest;
 mod support;

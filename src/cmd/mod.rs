@@ -4,6 +4,7 @@ pub mod clean;
 pub mod crawl;
 pub mod eval;
 pub mod export;
+pub mod inspect;
 pub mod status;
 
 use std::path::Path;
