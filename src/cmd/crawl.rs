@@ -150,6 +150,18 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     progress.finish();
     let summary = summary?;
     if let Some(l) = &learned {
+        if !args.quiet || std::env::var_os("THRESHER_LEARN_STATS").is_some() {
+            eprintln!(
+                "Templates: {} incremental steps ({} page cleanings, {:.1}s), end-of-crawl pass over {} sites ({} pages, {:.1}s); {} files written.",
+                l.steps,
+                l.interim_cleans,
+                l.interim_time.as_secs_f64(),
+                l.final_sites,
+                l.final_cleans,
+                l.final_time.as_secs_f64(),
+                l.pages_written
+            );
+        }
         for site in &l.failed_sites {
             eprintln!("Template learning failed for {site} (see the log); its pages are stored.");
         }

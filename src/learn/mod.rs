@@ -2,8 +2,14 @@
 //! site — once it has `min_pages` — reclusters incrementally every `recluster_pages` new pages or
 //! `recluster_interval`, writing cleaned text as it goes. It runs off the fetch path (its own
 //! thread), so fetching never waits for it. When the crawl finishes, every site changed since
-//! its last end-of-crawl pass goes through the same engine as `thresher clean`; when the crawl
-//! is interrupted, it stops after the current step (the next run picks up from the store).
+//! its last end-of-crawl pass goes through the same engine as `thresher clean`, on all cores;
+//! when the crawl is interrupted, it stops after the current step (the next run picks up from
+//! the store).
+//!
+//! The thread runs at a lower OS priority (nice 10 on Linux): when fetching and parsing keep the
+//! cores busy, incremental steps wait, and steps still pending when the crawl finishes are
+//! dropped — the end-of-crawl pass cleans those pages anyway. When the crawl waits on politeness
+//! delays (the usual case), the cores are idle and cleaned text appears as the crawl goes.
 
 mod output;
 mod site;
@@ -35,6 +41,13 @@ enum Msg {
 pub struct LearnSummary {
     pub steps: u64,
     pub final_sites: u64,
+    /// Pages cleaned by incremental steps (a page may be cleaned more than once).
+    pub interim_cleans: u64,
+    /// Pages cleaned by the end-of-crawl pass.
+    pub final_cleans: u64,
+    /// Time spent in incremental steps, and in the end-of-crawl pass (summed over its threads).
+    pub interim_time: Duration,
+    pub final_time: Duration,
     pub pages_written: u64,
     /// Sites whose learning failed (the error is logged; the crawl is not affected).
     pub failed_sites: Vec<String>,
@@ -83,6 +96,7 @@ struct Pending {
 }
 
 fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) -> LearnSummary {
+    lower_priority();
     let out = Output::new(&config.crawl.out_dir);
     let learner = SiteLearner {
         store,
@@ -115,22 +129,27 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
     let tick = t
         .recluster_interval
         .clamp(Duration::from_millis(50), Duration::from_secs(1));
-    let finish = loop {
-        let msg = rx.recv_timeout(tick);
-        if let Ok(Msg::Page(p)) = &msg {
-            pending
-                .entry(p.site.clone())
-                .or_insert_with(|| Pending {
-                    pages: Vec::new(),
-                    since: Instant::now(),
-                })
-                .pages
-                .push(p.page_id);
-        }
-        match msg {
-            Ok(Msg::Finish) => break true,
-            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break false,
-            Ok(Msg::Page(_)) | Err(RecvTimeoutError::Timeout) => {}
+    let finish = 'events: loop {
+        // Wait for an event (or the tick), then take everything queued behind it, so a step is
+        // chosen with all news at hand and `Finish` is never stuck behind page events.
+        let mut msg = match rx.recv_timeout(tick) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => break false,
+        };
+        while let Some(m) = msg.take().or_else(|| rx.try_recv().ok()) {
+            match m {
+                Msg::Page(p) => pending
+                    .entry(p.site.clone())
+                    .or_insert_with(|| Pending {
+                        pages: Vec::new(),
+                        since: Instant::now(),
+                    })
+                    .pages
+                    .push(p.page_id),
+                Msg::Finish => break 'events true,
+                Msg::Stop => break 'events false,
+            }
         }
         // The site most due for a step, one step per turn so new events keep flowing in.
         let due = pending
@@ -148,9 +167,13 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
                 .remove(&site)
                 .expect("invariant: chosen from pending");
             let state = states.entry(site.clone()).or_default();
-            match learner.step(&site, state, &p.pages) {
+            let started = Instant::now();
+            let result = learner.step(&site, state, &p.pages);
+            summary.interim_time += started.elapsed();
+            match result {
                 Ok(step) => {
                     summary.steps += 1;
+                    summary.interim_cleans += step.cleaned_now;
                     summary.pages_written += step.written;
                     report(stats, &site, step);
                 }
@@ -162,30 +185,83 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
         }
     };
     if finish {
-        for (site, _) in store.sites() {
-            match learner.needs_final(&site) {
-                Ok(false) => continue,
-                Ok(true) => {}
-                Err(e) => {
-                    tracing::error!(%site, "template learning: {e}");
-                    continue;
-                }
+        // Pending incremental work is superseded: the end-of-crawl pass cleans every page of
+        // every changed site.
+        drop(pending);
+        drop(states);
+        finish_all(&learner, store, stats, &mut summary);
+    }
+    summary
+}
+
+/// The end-of-crawl pass over every site changed since its last one, sites spread over the
+/// cores (nothing else runs by then). Each site's result does not depend on the others.
+fn finish_all(
+    learner: &SiteLearner,
+    store: &Store,
+    stats: &CrawlStats,
+    summary: &mut LearnSummary,
+) {
+    let mut sites = Vec::new();
+    for (site, c) in store.sites() {
+        match learner.needs_final(&site) {
+            Ok(true) => sites.push((site, c.pages)),
+            Ok(false) => {}
+            Err(e) => tracing::error!(%site, "template learning: {e}"),
+        }
+    }
+    // Biggest first, so no large site starts last.
+    sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(String, Duration, Result<Step, LearnError>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs.min(sites.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some((site, _)) = sites.get(next.fetch_add(1, Relaxed)) {
+                        let started = Instant::now();
+                        let result = learner.finish(site, &mut SiteState::default());
+                        if let Ok(step) = &result {
+                            report(stats, site, *step);
+                        }
+                        done.push((site.clone(), started.elapsed(), result));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    for (site, took, result) in results {
+        summary.final_time += took;
+        match result {
+            Ok(step) => {
+                summary.final_sites += 1;
+                summary.final_cleans += step.cleaned_now;
+                summary.pages_written += step.written;
             }
-            let state = states.entry(site.clone()).or_default();
-            match learner.finish(&site, state) {
-                Ok(step) => {
-                    summary.final_sites += 1;
-                    summary.pages_written += step.written;
-                    report(stats, &site, step);
-                }
-                Err(e) => {
-                    tracing::error!(%site, "end-of-crawl template pass failed: {e}");
-                    summary.failed_sites.push(site);
-                }
+            Err(e) => {
+                tracing::error!(%site, "end-of-crawl template pass failed: {e}");
+                summary.failed_sites.push(site);
             }
         }
     }
-    summary
+}
+
+/// Let fetching and parsing have the cores first (Linux: this thread's nice value; threads it
+/// spawns inherit it). Elsewhere a no-op.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on our own thread id has no memory-safety preconditions; failure
+    // (e.g. a sandbox forbidding it) only leaves the priority unchanged.
+    unsafe {
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
 }
 
 fn report(stats: &CrawlStats, site: &str, step: Step) {

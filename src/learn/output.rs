@@ -43,18 +43,22 @@ impl Output {
         cluster: u32,
         text: &str,
     ) -> Result<bool, OutputError> {
-        let path = self.site_dir(site).join(format!("{}.txt", page_stem(id)));
+        let dir = self.site_dir(site);
+        let path = dir.join(format!("{}.txt", page_stem(id)));
         if let Some(old) = store.cleaned(id)? {
             if old.text == text && old.cluster == cluster && path.exists() {
                 return Ok(false);
             }
         }
-        let dir = self.site_dir(site);
-        std::fs::create_dir_all(&dir).map_err(|source| OutputError::Write {
-            path: dir.clone(),
-            source,
-        })?;
-        write_atomic(&path, text.as_bytes()).map_err(|source| OutputError::Write {
+        let write = || write_atomic(&path, text.as_bytes());
+        let written = match write() {
+            // The site's first page (or the directory was removed): create it and try again.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&dir).and_then(|()| write())
+            }
+            other => other,
+        };
+        written.map_err(|source| OutputError::Write {
             path: path.clone(),
             source,
         })?;
@@ -73,7 +77,7 @@ impl Output {
     pub fn index(&self, store: &Store, site: &str) -> Result<(), OutputError> {
         let mut tsv = String::from("page_id\turl\n");
         for id in store.site_pages(site)? {
-            if store.cleaned(id)?.is_none() {
+            if !store.has_cleaned(id)? {
                 continue;
             }
             if let Some(meta) = store.page(id)? {

@@ -39,7 +39,9 @@ pub struct SiteState {
 /// The outcome of a step, for progress.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Step {
-    /// Pages whose text was (re)written this step.
+    /// Pages cleaned this step (the work done).
+    pub cleaned_now: u64,
+    /// Pages whose text changed and was (re)written this step.
     pub written: u64,
     /// Pages of the site that have cleaned text.
     pub cleaned: u64,
@@ -103,9 +105,8 @@ impl SiteLearner<'_> {
             .collect();
         let mut hc = state.clusters.take().expect("invariant: loaded above");
         let changes = hc.add_pages(&new_paths, self.paths_of());
-        if changes.rebuilt {
-            state.models.clear();
-        }
+        // A rebuild keeps cluster ids where membership overlaps and lists only the clusters
+        // whose template changed: other clusters' models stay valid.
         for c in changes.retemplated.iter().chain(&changes.removed) {
             state.models.remove(c);
         }
@@ -116,6 +117,7 @@ impl SiteLearner<'_> {
             }
         }
         let mut written = 0;
+        let mut cleaned_now = 0;
         for (c, pages) in by_cluster {
             let model = match state.models.entry(c) {
                 Entry::Occupied(e) => e.into_mut(),
@@ -127,6 +129,7 @@ impl SiteLearner<'_> {
             };
             for id in pages {
                 if let Some(dom) = self.store.dom(id)? {
+                    cleaned_now += 1;
                     written +=
                         u64::from(self.out.page(self.store, site, id, c, &model.clean(&dom))?);
                 }
@@ -149,6 +152,7 @@ impl SiteLearner<'_> {
         self.store.put_site_clusters(site, &summary)?;
         self.out.index(self.store, site)?;
         let step = Step {
+            cleaned_now,
             written,
             cleaned: hc.len() as u64,
             clusters: summary.clusters.len() as u64,
@@ -284,6 +288,7 @@ impl SiteLearner<'_> {
         self.store.put_site_clusters(site, &summary)?;
         self.out.index(self.store, site)?;
         Ok(Step {
+            cleaned_now: ids.len() as u64,
             written,
             cleaned: ids.len() as u64,
             clusters: summary.clusters.len() as u64,

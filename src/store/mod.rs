@@ -424,6 +424,11 @@ impl Store {
         }
     }
 
+    /// Whether the page has cleaned text (without decoding it).
+    pub fn has_cleaned(&self, id: u64) -> Result<bool, StoreError> {
+        Ok(self.tree.contains_key(key::page(key::CLEANED, id))?)
+    }
+
     pub fn put_cleaned(&self, id: u64, record: &CleanRecord) -> Result<(), StoreError> {
         self.tree.insert(
             key::page(key::CLEANED, id),
