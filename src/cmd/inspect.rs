@@ -32,9 +32,6 @@ const TEMPLATE_LINES: usize = 40;
 const TEMPLATE_CLUSTERS: usize = 100;
 /// Blocks of the chosen page the report shows.
 const PAGE_BLOCKS: usize = 5000;
-/// Pages an interim content model learns from at most, spread evenly over the cluster's members
-/// (what `learn::site` does during a crawl).
-const INTERIM_MODEL_SAMPLE: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
@@ -345,7 +342,7 @@ fn cluster_model(
     cluster: &ClusterSummary,
 ) -> Result<ClusterModel, InspectError> {
     if sc.final_pages == 0 {
-        let stride = cluster.members.len().div_ceil(INTERIM_MODEL_SAMPLE).max(1);
+        let stride = cluster.members.len().div_ceil(crate::learn::MODEL_SAMPLE).max(1);
         let doms = load_doms(store, cluster.members.iter().step_by(stride).copied())?;
         let refs: Vec<&Dom> = doms.iter().map(|(_, d)| d).collect();
         return Ok(ClusterModel::learn(&refs, &cluster.template));

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use output::{Output, OutputError};
-pub use site::{LearnError, SiteLearner, SiteState, Step};
+pub use site::{LearnError, SiteLearner, SiteState, Step, MODEL_SAMPLE};
 
 use crate::config::Config;
 use crate::crawl::StoredPage;

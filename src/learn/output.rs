@@ -2,6 +2,7 @@
 //! leaves half a file) plus `OUT/<site>/index.tsv` (page id → URL), and the page's `CleanRecord`
 //! in the store, which `export` reads.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::cmd::{site_dir_name, write_atomic};
@@ -75,14 +76,33 @@ impl Output {
 
     /// Rewrite `OUT/<site>/index.tsv` for the site's cleaned pages.
     pub fn index(&self, store: &Store, site: &str) -> Result<(), OutputError> {
-        let mut tsv = String::from("page_id\turl\n");
+        self.write_index(site, &self.index_rows(store, site)?)
+    }
+
+    /// The rows of `OUT/<site>/index.tsv`: page id → URL of each of the site's cleaned pages
+    /// (a scan of the site's pages in the store).
+    pub fn index_rows(
+        &self,
+        store: &Store,
+        site: &str,
+    ) -> Result<BTreeMap<u64, String>, OutputError> {
+        let mut rows = BTreeMap::new();
         for id in store.site_pages(site)? {
             if !store.has_cleaned(id)? {
                 continue;
             }
             if let Some(meta) = store.page(id)? {
-                tsv.push_str(&format!("{}\t{}\n", page_stem(id), meta.url));
+                rows.insert(id, meta.url);
             }
+        }
+        Ok(rows)
+    }
+
+    /// Write `OUT/<site>/index.tsv` from `rows` (page id → URL).
+    pub fn write_index(&self, site: &str, rows: &BTreeMap<u64, String>) -> Result<(), OutputError> {
+        let mut tsv = String::from("page_id\turl\n");
+        for (&id, url) in rows {
+            tsv.push_str(&format!("{}\t{url}\n", page_stem(id)));
         }
         let dir = self.site_dir(site);
         std::fs::create_dir_all(&dir).map_err(|source| OutputError::Write {
