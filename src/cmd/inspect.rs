@@ -342,7 +342,11 @@ fn cluster_model(
     cluster: &ClusterSummary,
 ) -> Result<ClusterModel, InspectError> {
     if sc.final_pages == 0 {
-        let stride = cluster.members.len().div_ceil(crate::learn::MODEL_SAMPLE).max(1);
+        let stride = cluster
+            .members
+            .len()
+            .div_ceil(crate::learn::MODEL_SAMPLE)
+            .max(1);
         let doms = load_doms(store, cluster.members.iter().step_by(stride).copied())?;
         let refs: Vec<&Dom> = doms.iter().map(|(_, d)| d).collect();
         return Ok(ClusterModel::learn(&refs, &cluster.template));
