@@ -143,7 +143,7 @@ impl StatusReport {
             }
         }
         if !self.errors_by_kind.is_empty() {
-            let _ = writeln!(s, "\nErrors by kind:");
+            let _ = writeln!(s, "\nURLs not stored, by kind:");
             for (k, n) in &self.errors_by_kind {
                 let _ = writeln!(s, "  {k:<28} {n:>8}");
             }

@@ -39,6 +39,9 @@ pub struct StoredPage {
     pub page_id: u64,
 }
 
+/// Outcome kinds that are a choice, not a failure.
+pub const SKIPPED: &[&str] = &["robots-disallowed", "not-html", "duplicate"];
+
 /// Told of every page the crawl stores (inline template learning listens here).
 pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
 
@@ -63,7 +66,11 @@ pub struct CrawlSummary {
     pub fetched: u64,
     pub stored: u64,
     pub errors: u64,
+    /// URLs that ended without a page, by kind; `errors` counts the real failures among them
+    /// (not the `SKIPPED` kinds).
     pub errors_by_kind: Vec<(String, u64)>,
+    /// URLs deliberately not stored: robots.txt disallows them, not HTML, duplicate content.
+    pub skipped: u64,
     pub queued_left: u64,
     pub elapsed: Duration,
     /// Shutdown was requested before the frontier emptied.
@@ -680,7 +687,11 @@ impl Scheduler {
     }
 
     fn count_error(&mut self, site: &str, kind: &str) {
-        self.summary.errors += 1;
+        if SKIPPED.contains(&kind) {
+            self.summary.skipped += 1;
+        } else {
+            self.summary.errors += 1;
+        }
         *self.errors_by_kind.entry(kind.to_string()).or_default() += 1;
         self.stats.errors.fetch_add(1, Relaxed);
         self.stats.host(site, |h| h.errors += 1);

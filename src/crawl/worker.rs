@@ -191,6 +191,9 @@ async fn run_entry(
             };
             let outcome = ctx.store.commit(c)?;
             result.verdict = match verdict {
+                Verdict::Stored { .. } if outcome.duplicate_of.is_some() => Verdict::Failed {
+                    kind: "duplicate".into(),
+                },
                 Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
                 v => v,
             };

@@ -11,6 +11,8 @@ use crate::dom::Dom;
 pub struct NewPage {
     pub id: u64,
     pub meta: PageMeta,
+    /// xxh3 of the body bytes: a second page of the same site with the same body is a duplicate.
+    content: u64,
     html_lz4: Vec<u8>,
     dom_lz4: Vec<u8>,
     paths: Vec<u8>,
@@ -24,6 +26,7 @@ impl NewPage {
         }
         NewPage {
             id,
+            content: xxhash_rust::xxh3::xxh3_64(html),
             meta,
             html_lz4: lz4_flex::compress_prepend_size(html),
             dom_lz4: lz4_flex::compress_prepend_size(&dom.to_bytes()),
@@ -63,6 +66,9 @@ pub struct CommitOutcome {
     pub enqueued: Vec<Enqueued>,
     /// The page was stored (false when another URL already stored the same page).
     pub page_stored: bool,
+    /// The page's body is byte-for-byte that of this already stored page of its site: it was
+    /// recorded as a `duplicate`, not stored again.
+    pub duplicate_of: Option<u64>,
 }
 
 impl Commit {
@@ -176,7 +182,25 @@ impl Store {
         }
         let mut site_update = None;
         if let Some(page) = &commit.page {
-            if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
+            let content_key = key::content(&page.meta.site, page.content);
+            let twin = match self.tree.get(&content_key)? {
+                Some(v) => <[u8; 8]>::try_from(v.as_ref()).ok().map(u64::from_be_bytes),
+                None => None,
+            };
+            if let Some(twin) = twin.filter(|&t| t != page.id) {
+                let rec = ErrorRecord {
+                    kind: "duplicate".into(),
+                    message: format!("same content as page {twin:016x}"),
+                    at_ms: page.meta.fetched_at_ms,
+                    attempts: 1,
+                };
+                batch.insert(
+                    key::bytes(key::ERROR, page.meta.url.as_bytes()),
+                    encode(&rec),
+                );
+                outcome.duplicate_of = Some(twin);
+            } else if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
+                batch.insert(content_key, &page.id.to_be_bytes()[..]);
                 batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
                 batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
                 batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());

@@ -20,6 +20,7 @@
 //! | `r` origin key                  | robots cache (crawl's type)   |
 //! | `c` site                        | clustering state (template's) |
 //! | `k` site                        | `SiteClusters` (latest)       |
+//! | `D` site · 0x00 · body xxh3     | page id with that body        |
 //! | `t` page id                     | clean state (template's)      |
 
 mod commit;
@@ -77,6 +78,7 @@ pub(crate) mod key {
     pub const CLUSTERS: u8 = b'c';
     pub const CLEANED: u8 = b't';
     pub const SITE_CLUSTERS: u8 = b'k';
+    pub const CONTENT: u8 = b'D';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());
@@ -94,6 +96,13 @@ pub(crate) mod key {
         k.push(QUEUE);
         k.extend_from_slice(&origin.to_be_bytes());
         k.extend_from_slice(&seq.to_be_bytes());
+        k
+    }
+
+    pub fn content(site: &str, hash: u64) -> Vec<u8> {
+        let mut k = bytes(CONTENT, site.as_bytes());
+        k.push(0);
+        k.extend_from_slice(&hash.to_be_bytes());
         k
     }
 

@@ -101,6 +101,37 @@ fn page_commit_stores_everything_and_consumes_the_entry() {
 }
 
 #[test]
+fn a_second_url_with_the_same_body_is_recorded_as_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let html = b"<p>same bytes</p>";
+    let dom = parse_html("<p>same bytes</p>").dom;
+    let paths = dom.path_set();
+    let mut c = Commit::new();
+    c.page(NewPage::new(1, meta("http://a/x", "a"), html, &dom, &paths));
+    assert!(s.commit(c).unwrap().page_stored);
+    let mut c = Commit::new();
+    c.page(NewPage::new(
+        2,
+        meta("http://a/x?print=1", "a"),
+        html,
+        &dom,
+        &paths,
+    ));
+    let out = s.commit(c).unwrap();
+    assert!(!out.page_stored);
+    assert_eq!(out.duplicate_of, Some(1));
+    assert_eq!(s.site_counters("a").pages, 1);
+    let errors: Vec<(String, ErrorRecord)> = s.errors().map(|e| e.unwrap()).collect();
+    assert_eq!(errors[0].0, "http://a/x?print=1");
+    assert_eq!(errors[0].1.kind, "duplicate");
+    // Another site may hold the same bytes: sites are learned separately.
+    let mut c = Commit::new();
+    c.page(NewPage::new(3, meta("http://b/x", "b"), html, &dom, &paths));
+    assert!(s.commit(c).unwrap().page_stored);
+}
+
+#[test]
 fn state_survives_reopen_and_origin_ids_stay_unique() {
     let dir = tempfile::tempdir().unwrap();
     {

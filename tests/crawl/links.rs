@@ -56,3 +56,44 @@ async fn max_pages_and_per_host_limits_stop_the_crawl() {
     .await;
     assert_eq!(stored_urls(&dirs.store()).len(), 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_with_identical_bodies_are_stored_once() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let article = crate::support::sites::page("Story", "<p>the same story, twice</p>");
+    o.mount(
+        "/",
+        crate::support::Endpoint::html(crate::support::sites::links_page(
+            "Home",
+            &["/story.html", "/story.html?print=true", "/other.html"],
+        )),
+    );
+    o.mount(
+        "/story.html",
+        crate::support::Endpoint::html(article.clone()),
+    );
+    o.mount(
+        "/story.html?print=true",
+        crate::support::Endpoint::html(article),
+    );
+    o.mount(
+        "/other.html",
+        crate::support::Endpoint::html(crate::support::sites::page("Other", "<p>other</p>")),
+    );
+    let dirs = Dirs::new();
+    let summary = crawl(&dirs, &[o.url("/")], "").await;
+    let stored = stored_urls(&dirs.store());
+    let copies = [o.url("/story.html"), o.url("/story.html?print=true")];
+    assert_eq!(
+        copies.iter().filter(|u| stored.contains(*u)).count(),
+        1,
+        "{stored:?}"
+    );
+    assert!(stored.contains(&o.url("/other.html")));
+    assert_eq!(summary.skipped, 1, "{summary:?}");
+    assert_eq!(
+        summary.errors, 0,
+        "a duplicate is not an error: {summary:?}"
+    );
+}
