@@ -464,7 +464,8 @@ const KNOWN_TAGS: &[&str] = &[
     "wbr",
 ];
 
-fn static_tag(tag: &str) -> Option<&'static str> {
+/// `tag` as a `'static` name when it is one of HTML's own.
+pub(crate) fn static_tag(tag: &str) -> Option<&'static str> {
     KNOWN_TAGS.binary_search(&tag).ok().map(|i| KNOWN_TAGS[i])
 }
 
@@ -692,7 +693,21 @@ mod tests {
 
     #[test]
     fn dom_round_trips_through_bytes() {
-        let p = parse_html("<p class=a id=b>x</p>");
-        assert_eq!(Dom::from_bytes(&p.dom.to_bytes()).unwrap(), p.dom);
+        let p = parse_html("<p class=a id=b>x</p><custom-el>y</custom-el>");
+        let back = Dom::from_bytes(&p.dom.to_bytes()).unwrap();
+        assert_eq!(back, p.dom);
+        // Known tags come back borrowed from the static table (no allocation per element).
+        let tags: Vec<&Cow<'static, str>> = back
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Element(e) => Some(&e.tag),
+                _ => None,
+            })
+            .collect();
+        assert!(tags.iter().any(|t| matches!(t, Cow::Borrowed("p"))));
+        assert!(tags
+            .iter()
+            .any(|t| matches!(t, Cow::Owned(s) if s == "custom-el")));
     }
 }

@@ -49,7 +49,9 @@ pub enum NodeKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Element {
     /// Lower-case local name (`div`, `p`, …): borrowed from a static table for HTML's own
-    /// tags (no allocation per element), owned for anything else.
+    /// tags (no allocation per element, when parsed and when read back from the store), owned
+    /// for anything else.
+    #[serde(deserialize_with = "tag_from")]
     pub tag: Cow<'static, str>,
     pub id: Option<String>,
     pub class: Option<String>,
@@ -64,6 +66,26 @@ pub struct Text {
     /// The raw text began / ended with whitespace: decides whether neighbours join with a space.
     pub space_before: bool,
     pub space_after: bool,
+}
+
+/// A tag name read back from bytes: HTML's own names borrow the static table.
+fn tag_from<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Cow<'static, str>, D::Error> {
+    struct Tag;
+    impl serde::de::Visitor<'_> for Tag {
+        type Value = Cow<'static, str>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a tag name")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(
+                super::parse::static_tag(v)
+                    .map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed),
+            )
+        }
+    }
+    d.deserialize_str(Tag)
 }
 
 impl Dom {

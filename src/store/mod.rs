@@ -21,7 +21,8 @@
 //! | `c` site                        | clustering state (template's) |
 //! | `k` site                        | `SiteClusters` (latest)       |
 //! | `D` site · 0x00 · body xxh3     | page id with that body        |
-//! | `t` page id                     | clean state (template's)      |
+//! | `t` page id                     | `CleanRecord`, lz4            |
+//! | `T` page id                     | cluster u32 · xxh3(text) u64  |
 
 mod commit;
 pub mod records;
@@ -77,6 +78,7 @@ pub(crate) mod key {
     pub const ROBOTS: u8 = b'r';
     pub const CLUSTERS: u8 = b'c';
     pub const CLEANED: u8 = b't';
+    pub const CLEAN_SUM: u8 = b'T';
     pub const SITE_CLUSTERS: u8 = b'k';
     pub const CONTENT: u8 = b'D';
 
@@ -435,14 +437,33 @@ impl Store {
 
     /// Whether the page has cleaned text (without decoding it).
     pub fn has_cleaned(&self, id: u64) -> Result<bool, StoreError> {
-        Ok(self.tree.contains_key(key::page(key::CLEANED, id))?)
+        Ok(self.tree.contains_key(key::page(key::CLEAN_SUM, id))?)
+    }
+
+    /// The page's cleaned text's cluster and xxh3 hash, read without decoding the text: enough
+    /// to tell whether new text differs.
+    pub fn cleaned_sum(&self, id: u64) -> Result<Option<(u32, u64)>, StoreError> {
+        let k = key::page(key::CLEAN_SUM, id);
+        Ok(match self.tree.get(&k)? {
+            None => None,
+            Some(v) if v.len() == 12 => Some((
+                u32::from_be_bytes([v[0], v[1], v[2], v[3]]),
+                u64::from_be_bytes(v[4..12].try_into().expect("invariant: 8 bytes")),
+            )),
+            Some(_) => return Err(corrupt(&k, "clean summary is not 12 bytes")),
+        })
     }
 
     pub fn put_cleaned(&self, id: u64, record: &CleanRecord) -> Result<(), StoreError> {
-        self.tree.insert(
+        let mut sum = record.cluster.to_be_bytes().to_vec();
+        sum.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()).to_be_bytes());
+        let mut batch = sled::Batch::default();
+        batch.insert(
             key::page(key::CLEANED, id),
             lz4_flex::compress_prepend_size(&encode(record)),
-        )?;
+        );
+        batch.insert(key::page(key::CLEAN_SUM, id), sum);
+        self.tree.apply_batch(batch)?;
         Ok(())
     }
 

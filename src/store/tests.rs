@@ -132,6 +132,33 @@ fn a_second_url_with_the_same_body_is_recorded_as_a_duplicate() {
 }
 
 #[test]
+fn cleaned_text_and_its_summary_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    assert_eq!(s.cleaned_sum(9).unwrap(), None);
+    assert!(!s.has_cleaned(9).unwrap());
+    let rec = CleanRecord {
+        cluster: 3,
+        text: "kept text\n".into(),
+        updated_at_ms: 1,
+    };
+    s.put_cleaned(9, &rec).unwrap();
+    assert_eq!(s.cleaned(9).unwrap().unwrap(), rec);
+    let (cluster, hash) = s.cleaned_sum(9).unwrap().unwrap();
+    assert_eq!(cluster, 3);
+    assert_eq!(hash, xxhash_rust::xxh3::xxh3_64(b"kept text\n"));
+    s.put_cleaned(
+        9,
+        &CleanRecord {
+            text: "other".into(),
+            ..rec
+        },
+    )
+    .unwrap();
+    assert_ne!(s.cleaned_sum(9).unwrap().unwrap().1, hash);
+}
+
+#[test]
 fn state_survives_reopen_and_origin_ids_stay_unique() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -31,20 +31,46 @@ pub struct ClusterModel {
     region: Option<u64>,
 }
 
-/// `pages` without repeats of the same content (same path set: the same text at the same paths),
-/// first occurrence kept.
-fn distinct<'a>(pages: &[&'a Dom]) -> Vec<&'a Dom> {
+/// Indices of `pages` without repeats of the same content (same path set: the same text at the
+/// same paths), first occurrence kept.
+fn distinct(pages: &[&Dom]) -> Vec<usize> {
     let mut seen: PathMap<()> = PathMap::default();
-    pages
-        .iter()
-        .copied()
-        .filter(|dom| {
-            let set = dom.path_set();
+    (0..pages.len())
+        .filter(|&i| {
+            let set = pages[i].path_set();
             let bytes: Vec<u8> = set.iter().flat_map(|p| p.to_le_bytes()).collect();
             seen.insert(xxhash_rust::xxh3::xxh3_64(&bytes), ())
                 .is_none()
         })
         .collect()
+}
+
+/// Each page votes for the signatures of its positively scoring elements, in proportion to
+/// the share of the page's best score that the best element with that signature reaches; the
+/// signature with most votes wins (the smallest signature on ties).
+fn vote_region(pages: &[&Dom], scored: &[Scored]) -> Option<u64> {
+    let mut votes: BTreeMap<u64, i64> = BTreeMap::new();
+    for (dom, s) in pages.iter().zip(scored) {
+        let scores = &s.scores;
+        let top = scores[region::best(dom, scores)];
+        if top <= 0 {
+            continue;
+        }
+        let mut mine: BTreeMap<u64, i64> = BTreeMap::new();
+        for (i, &s) in scores.iter().enumerate() {
+            if s > 0 && dom.element(i).is_some() {
+                let v = mine.entry(region::signature(dom, i)).or_insert(0);
+                *v = (*v).max(s * SCALE / top);
+            }
+        }
+        for (sig, v) in mine {
+            *votes.entry(sig).or_insert(0) += v;
+        }
+    }
+    votes
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(sig, _)| sig)
 }
 
 /// A page scored for the region pass.
@@ -57,20 +83,51 @@ struct Scored {
 impl ClusterModel {
     /// Learn from a cluster's pages and its template path set (`support::template`).
     pub fn learn(pages: &[&Dom], template: &[u64]) -> ClusterModel {
+        Self::learn_scored(pages, template).0
+    }
+
+    /// Learn from a cluster's pages and clean each of them: what `learn` then `clean` per page
+    /// gives, with each distinct page scored once instead of twice (scores depend on the
+    /// template and the repeated paths, not on the region learned from them).
+    pub fn learn_and_clean(pages: &[&Dom], template: &[u64]) -> (ClusterModel, Vec<String>) {
+        let (model, firsts, scored) = Self::learn_scored(pages, template);
+        let mut score_of: Vec<Option<usize>> = vec![None; pages.len()];
+        for (k, &i) in firsts.iter().enumerate() {
+            score_of[i] = Some(k);
+        }
+        let texts = pages
+            .iter()
+            .zip(score_of)
+            .map(|(dom, k)| match k {
+                Some(k) => model.render(dom, &scored[k]),
+                // A repeat of an earlier page (same content): scored like any page.
+                None => model.clean(dom),
+            })
+            .collect();
+        (model, texts)
+    }
+
+    /// The model, the indices of the distinct pages it learned from, and their scores.
+    fn learn_scored(pages: &[&Dom], template: &[u64]) -> (ClusterModel, Vec<usize>, Vec<Scored>) {
         // The same page stored twice (a print view, a tracking parameter) is one page of
         // evidence, not two: otherwise every line of it looks repeated across pages.
-        let pages = distinct(pages);
-        let pages = pages.as_slice();
+        let firsts = distinct(pages);
+        let distinct: Vec<&Dom> = firsts.iter().map(|&i| pages[i]).collect();
         // One page is no evidence of what pages share: its "template" would be the whole page.
-        let template = if pages.len() < 2 { &[][..] } else { template };
+        let template = if distinct.len() < 2 {
+            &[][..]
+        } else {
+            template
+        };
         let mut model = ClusterModel {
             template: template.iter().map(|&p| (p, ())).collect(),
             repeated: PathMap::default(),
             region: None,
         };
-        model.repeated = model.repeated_paths(pages);
-        model.region = model.vote_region(pages);
-        model
+        model.repeated = model.repeated_paths(&distinct);
+        let scored: Vec<Scored> = distinct.iter().map(|d| model.score(d)).collect();
+        model.region = vote_region(&distinct, &scored);
+        (model, firsts, scored)
     }
 
     /// Non-template text paths present on two or more pages.
@@ -93,34 +150,6 @@ impl ClusterModel {
             .filter(|&(_, c)| c >= 2)
             .map(|(p, _)| (p, ()))
             .collect()
-    }
-
-    /// Each page votes for the signatures of its positively scoring elements, in proportion to
-    /// the share of the page's best score that the best element with that signature reaches; the
-    /// signature with most votes wins (the smallest signature on ties).
-    fn vote_region(&self, pages: &[&Dom]) -> Option<u64> {
-        let mut votes: BTreeMap<u64, i64> = BTreeMap::new();
-        for dom in pages {
-            let scores = self.score(dom).scores;
-            let top = scores[region::best(dom, &scores)];
-            if top <= 0 {
-                continue;
-            }
-            let mut mine: BTreeMap<u64, i64> = BTreeMap::new();
-            for (i, &s) in scores.iter().enumerate() {
-                if s > 0 && dom.element(i).is_some() {
-                    let v = mine.entry(region::signature(dom, i)).or_insert(0);
-                    *v = (*v).max(s * SCALE / top);
-                }
-            }
-            for (sig, v) in mine {
-                *votes.entry(sig).or_insert(0) += v;
-            }
-        }
-        votes
-            .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-            .map(|(sig, _)| sig)
     }
 
     /// Whether path `p` is template.
@@ -164,24 +193,48 @@ impl ClusterModel {
     /// The page's blocks and, per block, whether cleaning keeps it.
     pub fn kept_blocks(&self, dom: &Dom) -> (Blocks, Vec<bool>) {
         let s = self.score(dom);
-        let r = self.region(dom, &s.scores);
-        let kept = prune::keep(dom, &s.blocks, &s.furniture, r);
+        let kept = self.keep(dom, &s);
         (s.blocks, kept)
+    }
+
+    fn keep(&self, dom: &Dom, s: &Scored) -> Vec<bool> {
+        let r = self.region(dom, &s.scores);
+        prune::keep(dom, &s.blocks, &s.furniture, r)
+    }
+
+    /// The page's text from its scores.
+    fn render(&self, dom: &Dom, s: &Scored) -> String {
+        let kept = self.keep(dom, s);
+        text::render(dom, |i| {
+            let b = s.blocks.block_of[i];
+            b != NONE && kept[b as usize] && !s.blocks.in_template[i]
+        })
     }
 
     /// The cleaned text of one page of the cluster, one block per line.
     pub fn clean(&self, dom: &Dom) -> String {
-        let (blocks, kept) = self.kept_blocks(dom);
-        text::render(dom, |i| {
-            let b = blocks.block_of[i];
-            b != NONE && kept[b as usize] && !blocks.in_template[i]
-        })
+        self.render(dom, &self.score(dom))
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn learn_and_clean_equals_learn_then_clean() {
+        let mut doms: Vec<Dom> = (0..7).map(|i| parse_html(&news_page(i)).dom).collect();
+        doms.push(doms[3].clone());
+        let pages: Vec<&Dom> = doms.iter().collect();
+        let sets = essential_sets(&doms);
+        let template = support::template(sets.iter().map(Vec::as_slice));
+        let (model, texts) = ClusterModel::learn_and_clean(&pages, &template);
+        assert_eq!(model, ClusterModel::learn(&pages, &template));
+        for (dom, text) in doms.iter().zip(&texts) {
+            assert_eq!(text, &model.clean(dom));
+        }
+        assert!(texts[3].contains(&body_paragraph(3, 0)));
+    }
 
     #[test]
     fn regression_duplicate_page_keeps_its_text() {

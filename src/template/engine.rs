@@ -42,9 +42,10 @@ pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clusteri
             .iter()
             .map(|&i| essential[i as usize].as_slice())
             .collect();
-        let (template, model) = learn_cluster(&pages, &sets);
-        for (&i, dom) in members.iter().zip(&pages) {
-            texts[i as usize] = model.clean(dom);
+        let template = support::template(sets.iter().copied());
+        let (_, cleaned) = ClusterModel::learn_and_clean(&pages, &template);
+        for (&i, text) in members.iter().zip(cleaned) {
+            texts[i as usize] = text;
         }
         templates.push(template);
     }
