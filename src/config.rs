@@ -93,6 +93,8 @@ pub struct TemplateConfig {
     pub recluster_interval: Duration,
     pub min_pages: u64,
     pub inline: bool,
+    /// Share of one core incremental learning may use while crawling, in (0, 1].
+    pub learn_cpu_share: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -295,6 +297,7 @@ struct RawTemplate {
     recluster_interval: String,
     min_pages: u64,
     inline: bool,
+    learn_cpu_share: f64,
 }
 
 #[derive(Deserialize)]
@@ -386,6 +389,14 @@ impl RawConfig {
                 recluster_interval: duration("template.recluster_interval", &t.recluster_interval)?,
                 min_pages: t.min_pages,
                 inline: t.inline,
+                learn_cpu_share: if t.learn_cpu_share > 0.0 && t.learn_cpu_share <= 1.0 {
+                    t.learn_cpu_share
+                } else {
+                    return Err(ConfigError::Invalid {
+                        key: "template.learn_cpu_share".into(),
+                        message: format!("{} is not in (0, 1]", t.learn_cpu_share),
+                    });
+                },
             },
             store: StoreConfig {
                 cache_bytes: self.store.cache_bytes,
@@ -428,6 +439,9 @@ mod tests {
         let e =
             Config::from_toml_str("[crawl]\ndelay = \"soon\"\n", Path::new("f.toml")).unwrap_err();
         assert!(e.to_string().contains("crawl.delay"), "{e}");
+        let e = Config::from_toml_str("[template]\nlearn_cpu_share = 0\n", Path::new("f.toml"))
+            .unwrap_err();
+        assert!(e.to_string().contains("template.learn_cpu_share"), "{e}");
         let e = Config::from_toml_str("[template]\ndetector = \"magic\"\n", Path::new("f.toml"))
             .unwrap_err();
         assert!(e.to_string().contains("template.detector"), "{e}");

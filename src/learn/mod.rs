@@ -6,10 +6,11 @@
 //! when the crawl is interrupted, it stops after the current step (the next run picks up from
 //! the store).
 //!
-//! The thread runs at a lower OS priority (nice 10 on Linux): when fetching and parsing keep the
-//! cores busy, incremental steps wait, and steps still pending when the crawl finishes are
-//! dropped — the end-of-crawl pass cleans those pages anyway. When the crawl waits on politeness
-//! delays (the usual case), the cores are idle and cleaned text appears as the crawl goes.
+//! Incremental steps get a CPU budget (`template.learn_cpu_share` of one core: after a step of
+//! `t`, the next waits `t·(1/share − 1)`) and run at a lower OS priority (nice 10 on Linux), so a
+//! fast crawl is not slowed; steps still pending when the crawl finishes are dropped — the
+//! end-of-crawl pass cleans those pages anyway. When the crawl waits on politeness delays (the
+//! usual case), steps are small next to the delays and cleaned text appears as the crawl goes.
 
 mod output;
 mod site;
@@ -129,6 +130,8 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
     let tick = t
         .recluster_interval
         .clamp(Duration::from_millis(50), Duration::from_secs(1));
+    // No step before this: the CPU budget's rest after the last one.
+    let mut rested_at = Instant::now();
     let finish = 'events: loop {
         // Wait for an event (or the tick), then take everything queued behind it, so a step is
         // chosen with all news at hand and `Finish` is never stuck behind page events.
@@ -151,6 +154,9 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
                 Msg::Stop => break 'events false,
             }
         }
+        if Instant::now() < rested_at {
+            continue;
+        }
         // The site most due for a step, one step per turn so new events keep flowing in.
         let due = pending
             .iter()
@@ -169,7 +175,9 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
             let state = states.entry(site.clone()).or_default();
             let started = Instant::now();
             let result = learner.step(&site, state, &p.pages);
-            summary.interim_time += started.elapsed();
+            let took = started.elapsed();
+            summary.interim_time += took;
+            rested_at = Instant::now() + took.mul_f64(1.0 / t.learn_cpu_share - 1.0);
             match result {
                 Ok(step) => {
                     summary.steps += 1;
