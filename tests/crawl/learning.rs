@@ -13,9 +13,10 @@ use crate::support::{thresher_bin, NewsSite, SiteSpec, TestServer};
 use thresher::crawl::url::page_stem;
 use thresher::store::Store;
 
-/// Learning settings small enough for a 60-page site to take several incremental steps.
-const LEARN: &str =
-    "[template]\nrecluster_pages = 10\nrecluster_interval = \"200ms\"\nmin_pages = 5\n";
+/// Learning settings small enough for a 60-page site to take several incremental steps (no CPU
+/// budget, so the steps happen however fast the local crawl runs).
+const LEARN: &str = "[template]\nrecluster_pages = 10\nrecluster_interval = \"200ms\"\nmin_pages = 5\n\
+                     learn_cpu_share = 1.0\n";
 
 /// Every file `OUT/<site>/<stem>.txt` under `out`, as (site dir, stem) → text.
 fn texts(out: &Path) -> BTreeMap<(String, String), String> {
