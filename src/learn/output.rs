@@ -44,11 +44,30 @@ impl Output {
         cluster: u32,
         text: &str,
     ) -> Result<bool, OutputError> {
+        match self.file(store, site, id, cluster, text.to_string())? {
+            None => Ok(false),
+            Some(record) => {
+                store.put_cleaned_many(&[record])?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Write the page's file if its text (or cluster) changed, and return the record to store
+    /// for it (`None`: unchanged). Callers store records in batches (`put_cleaned_many`).
+    pub fn file(
+        &self,
+        store: &Store,
+        site: &str,
+        id: u64,
+        cluster: u32,
+        text: String,
+    ) -> Result<Option<(u64, CleanRecord)>, OutputError> {
         let dir = self.site_dir(site);
         let path = dir.join(format!("{}.txt", page_stem(id)));
         let sum = (cluster, xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
         if store.cleaned_sum(id)? == Some(sum) && path.exists() {
-            return Ok(false);
+            return Ok(None);
         }
         let write = || write_atomic(&path, text.as_bytes());
         let written = match write() {
@@ -62,15 +81,14 @@ impl Output {
             path: path.clone(),
             source,
         })?;
-        store.put_cleaned(
+        Ok(Some((
             id,
-            &CleanRecord {
+            CleanRecord {
                 cluster,
-                text: text.to_string(),
+                text,
                 updated_at_ms: now_ms(),
             },
-        )?;
-        Ok(true)
+        )))
     }
 
     /// Rewrite `OUT/<site>/index.tsv` for the site's cleaned pages.

@@ -120,7 +120,7 @@ impl SiteLearner<'_> {
                 by_cluster.entry(c).or_default().push(id);
             }
         }
-        let mut written = 0;
+        let mut records = Vec::new();
         let mut cleaned_now = 0;
         let mut cleaned = Vec::new();
         for (c, pages) in by_cluster {
@@ -135,12 +135,14 @@ impl SiteLearner<'_> {
             for id in pages {
                 if let Some(dom) = self.store.dom(id)? {
                     cleaned_now += 1;
-                    written +=
-                        u64::from(self.out.page(self.store, site, id, c, &model.clean(&dom))?);
+                    records.extend(self.out.file(self.store, site, id, c, model.clean(&dom))?);
                     cleaned.push(id);
                 }
             }
         }
+        self.store.put_cleaned_many(&records)?;
+        let written = records.len() as u64;
+        drop(records);
         self.store.put_clusters_raw(site, &hc.to_bytes())?;
         let summary = SiteClusters {
             detector: self.detector.to_string(),
@@ -295,11 +297,14 @@ impl SiteLearner<'_> {
         };
         drop(doms);
         let assignment = result.clustering.assignment(ids.len());
-        let mut written = 0;
-        for ((&id, text), &c) in ids.iter().zip(&result.texts).zip(&assignment) {
+        let mut records = Vec::new();
+        for ((&id, text), &c) in ids.iter().zip(result.texts).zip(&assignment) {
             let label = labels.get(c as usize).copied().unwrap_or(0);
-            written += u64::from(self.out.page(self.store, site, id, label, text)?);
+            records.extend(self.out.file(self.store, site, id, label, text)?);
         }
+        self.store.put_cleaned_many(&records)?;
+        let written = records.len() as u64;
+        drop(records);
         let summary = SiteClusters {
             detector: self.detector.to_string(),
             final_pages: if is_final { ids.len() as u64 } else { 0 },

@@ -455,14 +455,23 @@ impl Store {
     }
 
     pub fn put_cleaned(&self, id: u64, record: &CleanRecord) -> Result<(), StoreError> {
-        let mut sum = record.cluster.to_be_bytes().to_vec();
-        sum.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()).to_be_bytes());
+        self.put_cleaned_many(&[(id, record.clone())])
+    }
+
+    /// Store several pages' cleaned text in one batch.
+    pub fn put_cleaned_many(&self, records: &[(u64, CleanRecord)]) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
-        batch.insert(
-            key::page(key::CLEANED, id),
-            lz4_flex::compress_prepend_size(&encode(record)),
-        );
-        batch.insert(key::page(key::CLEAN_SUM, id), sum);
+        for (id, record) in records {
+            let mut sum = record.cluster.to_be_bytes().to_vec();
+            sum.extend_from_slice(
+                &xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()).to_be_bytes(),
+            );
+            batch.insert(
+                key::page(key::CLEANED, *id),
+                lz4_flex::compress_prepend_size(&encode(record)),
+            );
+            batch.insert(key::page(key::CLEAN_SUM, *id), sum);
+        }
         self.tree.apply_batch(batch)?;
         Ok(())
     }

@@ -15,7 +15,8 @@ use thresher::store::Store;
 
 /// Learning settings small enough for a 60-page site to take several incremental steps (no CPU
 /// budget, so the steps happen however fast the local crawl runs).
-const LEARN: &str = "[template]\nrecluster_pages = 10\nrecluster_interval = \"200ms\"\nmin_pages = 5\n\
+const LEARN: &str =
+    "[template]\nrecluster_pages = 10\nrecluster_interval = \"200ms\"\nmin_pages = 5\n\
                      learn_cpu_share = 1.0\n";
 
 /// Every file `OUT/<site>/<stem>.txt` under `out`, as (site dir, stem) → text.
