@@ -19,7 +19,7 @@ use super::politeness::{Backoff, Politeness};
 use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
 use super::url as urls;
-use super::worker::{self, Ctx, Job, TaskOutput, Verdict, WorkerError};
+use super::worker::{self, Ctx, Job, JobResult, Processing, TaskOutput, Verdict, WorkerError};
 use super::CrawlError;
 use crate::config::Config;
 use crate::progress::CrawlStats;
@@ -129,7 +129,11 @@ pub struct Scheduler {
     origins: HashMap<u32, Origin>,
     ready: BTreeSet<(Instant, u32)>,
     tasks: JoinSet<TaskOutput>,
+    /// Requests in flight (what politeness and the concurrency cap count).
     in_flight: usize,
+    /// Fetched pages being parsed and stored.
+    processing: usize,
+    max_processing: usize,
     pages_in_flight: u64,
     site_in_flight: HashMap<String, u64>,
     stored_total: u64,
@@ -158,7 +162,7 @@ pub async fn run(
         store: store.clone(),
         fetcher,
         scope,
-        cpu: Semaphore::new(cores),
+        cpu: Arc::new(Semaphore::new(cores)),
     });
 
     // Seeds go through the seen set, so a resumed crawl does not queue them twice.
@@ -181,6 +185,9 @@ pub async fn run(
         ready: BTreeSet::new(),
         tasks: JoinSet::new(),
         in_flight: 0,
+        processing: 0,
+        // Enough parsed-page backlog to keep every core busy, not so much that bodies pile up.
+        max_processing: 4 * cores + 8,
         pages_in_flight: 0,
         site_in_flight: HashMap::new(),
         stored_total: store.sites().iter().map(|(_, c)| c.pages).sum(),
@@ -217,13 +224,20 @@ impl Scheduler {
                 return self.drain(options.grace).await;
             }
             self.dispatch_ready()?;
-            if self.in_flight == 0 && self.ready.is_empty() {
+            let busy = self.in_flight + self.processing;
+            if busy == 0 && self.ready.is_empty() {
                 return Ok(());
             }
-            let wake = self.ready.first().map(|&(t, _)| t);
+            // Wake for the next due origin only when something could be started then: at the
+            // concurrency cap or with a full processing backlog, only a finished task helps.
+            let wake = if self.has_capacity() {
+                self.ready.first().map(|&(t, _)| t)
+            } else {
+                None
+            };
             tokio::select! {
                 _ = shutdown.cancelled() => {}
-                Some(joined) = self.tasks.join_next(), if self.in_flight > 0 => {
+                Some(joined) = self.tasks.join_next(), if busy > 0 => {
                     self.handle(joined)?;
                 }
                 _ = sleep_until(wake), if wake.is_some() => {}
@@ -234,7 +248,7 @@ impl Scheduler {
     /// Let in-flight jobs finish for up to `grace`, then abandon them.
     async fn drain(&mut self, grace: Duration) -> Result<(), CrawlError> {
         let deadline = Instant::now() + grace;
-        while self.in_flight > 0 {
+        while self.in_flight + self.processing > 0 {
             match tokio::time::timeout_at(deadline, self.tasks.join_next()).await {
                 Ok(Some(joined)) => self.handle(joined)?,
                 Ok(None) => break,
@@ -328,9 +342,17 @@ impl Scheduler {
         }
     }
 
+    /// Room for another request: under the concurrency cap, and the pages already fetched are
+    /// being parsed fast enough (the backlog bounds the response bodies held in memory).
+    fn has_capacity(&self) -> bool {
+        self.in_flight < self.ctx.config.crawl.concurrency
+            && self.processing < self.max_processing
+            && !self.limit_reached
+    }
+
     fn dispatch_ready(&mut self) -> Result<(), CrawlError> {
         let now = Instant::now();
-        while self.in_flight < self.ctx.config.crawl.concurrency && !self.limit_reached {
+        while self.has_capacity() {
             let Some(&(t, id)) = self.ready.first() else {
                 break;
             };
@@ -497,27 +519,50 @@ impl Scheduler {
         &mut self,
         joined: Result<TaskOutput, tokio::task::JoinError>,
     ) -> Result<(), CrawlError> {
-        let out = match joined {
-            Ok(out) => out,
+        match joined {
+            Ok(TaskOutput::Request {
+                origin_id,
+                kind,
+                result,
+                processing,
+            }) => self.request_done(origin_id, kind, result, processing),
+            Ok(TaskOutput::Processed { origin_id, result }) => self.processed(origin_id, result),
             // Aborted at shutdown: the URL stays queued.
-            Err(e) if e.is_cancelled() => return Ok(()),
-            Err(e) => unreachable!("invariant: run_task catches panics: {e}"),
-        };
-        self.in_flight -= 1;
-        self.stats.in_flight.fetch_sub(1, Relaxed);
-        let id = out.origin_id;
-        let site = self
-            .origins
+            Err(e) if e.is_cancelled() => Ok(()),
+            Err(e) => unreachable!("invariant: tasks catch their panics: {e}"),
+        }
+    }
+
+    /// A page left the pipeline (fetched and, if it was, processed): its limit slot is free.
+    fn page_slot_free(&mut self, site: &str) {
+        self.pages_in_flight = self.pages_in_flight.saturating_sub(1);
+        if let Some(n) = self.site_in_flight.get_mut(site) {
+            *n = n.saturating_sub(1);
+        }
+    }
+
+    fn site_of(&self, id: u32) -> String {
+        self.origins
             .get(&id)
             .map(|o| o.site.clone())
-            .unwrap_or_default();
-        if out.kind == Some(EntryKind::Page) {
-            self.pages_in_flight = self.pages_in_flight.saturating_sub(1);
-            if let Some(n) = self.site_in_flight.get_mut(&site) {
-                *n = n.saturating_sub(1);
-            }
+            .unwrap_or_default()
+    }
+
+    /// A request finished: politeness moves on, and a fetched page goes to processing.
+    fn request_done(
+        &mut self,
+        id: u32,
+        kind: Option<EntryKind>,
+        result: Result<JobResult, WorkerError>,
+        processing: Option<Processing>,
+    ) -> Result<(), CrawlError> {
+        self.in_flight -= 1;
+        self.stats.in_flight.fetch_sub(1, Relaxed);
+        let site = self.site_of(id);
+        if kind == Some(EntryKind::Page) && processing.is_none() {
+            self.page_slot_free(&site);
         }
-        let result = match out.result {
+        let result = match result {
             Ok(r) => r,
             Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
             Err(WorkerError::Panic(msg)) => {
@@ -534,32 +579,28 @@ impl Scheduler {
                 return Ok(());
             }
         };
+        if let Some(p) = processing {
+            self.processing += 1;
+            self.tasks.spawn(worker::run_processing(id, p));
+        }
         let Some(o) = self.origins.get_mut(&id) else {
             return Ok(());
         };
         o.in_flight = o.in_flight.saturating_sub(1);
         o.polite.completed(result.completed_at);
-        if out.kind.is_some() {
+        if kind.is_some() {
             self.stats.fetched.fetch_add(1, Relaxed);
             self.summary.fetched += 1;
             self.stats.bytes.fetch_add(result.bytes, Relaxed);
         }
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         match result.verdict {
-            Verdict::Stored { site, page_id } => {
+            Verdict::Processing | Verdict::Done | Verdict::Stored { .. } => {
                 o.failures = 0;
                 o.polite.success();
-                self.stored_total += 1;
-                self.summary.stored += 1;
-                self.stats.stored.fetch_add(1, Relaxed);
-                self.stats.host(&site, |h| h.fetched += 1);
-                if let Some(sink) = &self.events {
-                    sink(StoredPage { site, page_id });
+                if let Verdict::Stored { site, page_id } = result.verdict {
+                    self.page_stored(site, page_id);
                 }
-            }
-            Verdict::Done => {
-                o.failures = 0;
-                o.polite.success();
             }
             Verdict::Failed { kind } => {
                 if result.backoff {
@@ -598,6 +639,46 @@ impl Scheduler {
         self.enqueued(result.enqueued);
         self.schedule(id);
         Ok(())
+    }
+
+    /// A fetched page was parsed and committed.
+    fn processed(
+        &mut self,
+        id: u32,
+        result: Result<worker::Processed, WorkerError>,
+    ) -> Result<(), CrawlError> {
+        self.processing -= 1;
+        let site = self.site_of(id);
+        self.page_slot_free(&site);
+        match result {
+            Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
+            Err(WorkerError::Panic(msg)) => {
+                // The page's URL stays queued for the next run.
+                tracing::error!(origin = id, "page processing panicked: {msg}");
+                self.count_error(&site, "panic");
+            }
+            Ok(p) => {
+                match p.verdict {
+                    Verdict::Stored { site, page_id } => self.page_stored(site, page_id),
+                    Verdict::Failed { kind } => self.count_error(&site, &kind),
+                    _ => {}
+                }
+                self.enqueued(p.enqueued);
+            }
+        }
+        // A freed page slot may let a site under its page limit continue.
+        self.schedule(id);
+        Ok(())
+    }
+
+    fn page_stored(&mut self, site: String, page_id: u64) {
+        self.stored_total += 1;
+        self.summary.stored += 1;
+        self.stats.stored.fetch_add(1, Relaxed);
+        self.stats.host(&site, |h| h.fetched += 1);
+        if let Some(sink) = &self.events {
+            sink(StoredPage { site, page_id });
+        }
     }
 
     fn robots_arrived(

@@ -27,7 +27,7 @@ pub struct Ctx {
     pub fetcher: Fetcher,
     pub scope: Scope,
     /// Bounds parse work in flight to the number of cores.
-    pub cpu: Semaphore,
+    pub cpu: Arc<Semaphore>,
 }
 
 pub enum Job {
@@ -56,6 +56,18 @@ pub enum Verdict {
     Retry { retry_after: Option<Duration> },
     /// robots.txt was read (or could not be).
     Robots(RobotsEntry),
+    /// The request succeeded; parsing and storing follow as a separate task (`Processing`).
+    Processing,
+}
+
+/// Parsing and committing a fetched page: runs after its request has finished, so the origin's
+/// next request need not wait for it.
+pub type Processing = futures::future::BoxFuture<'static, Result<Processed, WorkerError>>;
+
+/// What processing a fetched page did.
+pub struct Processed {
+    pub verdict: Verdict,
+    pub enqueued: Vec<crate::store::Enqueued>,
 }
 
 pub struct JobResult {
@@ -79,12 +91,21 @@ pub enum WorkerError {
     Panic(String),
 }
 
-/// What a spawned job hands back: always its origin and kind, even if it panicked.
-pub struct TaskOutput {
-    pub origin_id: u32,
-    /// `None` for a robots.txt fetch.
-    pub kind: Option<EntryKind>,
-    pub result: Result<JobResult, WorkerError>,
+/// What a spawned task hands back: always its origin (and kind), even if it panicked.
+pub enum TaskOutput {
+    /// A request finished; `processing`, when present, parses and stores its page.
+    Request {
+        origin_id: u32,
+        /// `None` for a robots.txt fetch.
+        kind: Option<EntryKind>,
+        result: Result<JobResult, WorkerError>,
+        processing: Option<Processing>,
+    },
+    /// A fetched page was parsed and stored (or not).
+    Processed {
+        origin_id: u32,
+        result: Result<Processed, WorkerError>,
+    },
 }
 
 /// Run `job`, turning a panic into `WorkerError::Panic` so the scheduler's books stay right.
@@ -96,15 +117,30 @@ pub async fn run_task(ctx: Arc<Ctx>, job: Job) -> TaskOutput {
             origin_id, entry, ..
         } => (*origin_id, Some(entry.kind)),
     };
-    let result = std::panic::AssertUnwindSafe(run_job(ctx, job))
+    let (result, processing) = match std::panic::AssertUnwindSafe(run_job(ctx, job))
         .catch_unwind()
         .await
-        .unwrap_or_else(|p| Err(WorkerError::Panic(panic_message(&p))));
-    TaskOutput {
+    {
+        Ok(Ok((r, p))) => (Ok(r), p),
+        Ok(Err(e)) => (Err(e), None),
+        Err(p) => (Err(WorkerError::Panic(panic_message(&p))), None),
+    };
+    TaskOutput::Request {
         origin_id,
         kind,
         result,
+        processing,
     }
+}
+
+/// Run a page's processing, panics included in the result.
+pub async fn run_processing(origin_id: u32, processing: Processing) -> TaskOutput {
+    use futures::FutureExt;
+    let result = std::panic::AssertUnwindSafe(processing)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|p| Err(WorkerError::Panic(panic_message(&p))));
+    TaskOutput::Processed { origin_id, result }
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -114,13 +150,19 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "panic".into())
 }
 
-pub async fn run_job(ctx: Arc<Ctx>, job: Job) -> Result<JobResult, WorkerError> {
+pub async fn run_job(
+    ctx: Arc<Ctx>,
+    job: Job,
+) -> Result<(JobResult, Option<Processing>), WorkerError> {
     match job {
         Job::Robots {
             origin_id,
             origin,
             previous,
-        } => Ok(fetch_robots(&ctx, origin_id, &origin, previous.as_ref()).await),
+        } => Ok((
+            fetch_robots(&ctx, origin_id, &origin, previous.as_ref()).await,
+            None,
+        )),
         Job::Entry {
             origin_id,
             seq,
@@ -134,7 +176,7 @@ async fn run_entry(
     origin_id: u32,
     seq: u64,
     entry: QueueEntry,
-) -> Result<JobResult, WorkerError> {
+) -> Result<(JobResult, Option<Processing>), WorkerError> {
     let mut result = JobResult {
         origin_id,
         seq: Some(seq),
@@ -156,7 +198,7 @@ async fn run_entry(
             kind: "bad-url".into(),
         };
         ctx.store.commit(c)?;
-        return Ok(result);
+        return Ok((result, None));
     };
     let cfg = &ctx.config;
     let (accept, limit) = match entry.kind {
@@ -171,34 +213,44 @@ async fn run_entry(
     match fetched {
         Ok(Outcome::Ok(resp)) => {
             result.bytes = resp.body.len() as u64;
-            let (c, verdict) = match entry.kind {
-                EntryKind::Page => {
-                    let ctx2 = ctx.clone();
-                    let permit = ctx
-                        .cpu
-                        .acquire()
-                        .await
-                        .expect("invariant: semaphore never closed");
-                    let out = tokio::task::spawn_blocking(move || {
-                        process_page(&ctx2, commit, &entry, &url, resp)
-                    })
+            if entry.kind == EntryKind::Sitemap {
+                let (c, verdict) = process_sitemap(&ctx, commit, &entry, &url, &resp);
+                result.verdict = verdict;
+                result.enqueued = ctx.store.commit(c)?.enqueued;
+                return Ok((result, None));
+            }
+            result.verdict = Verdict::Processing;
+            let processing: Processing = Box::pin(async move {
+                let permit = ctx
+                    .cpu
+                    .clone()
+                    .acquire_owned()
                     .await
-                    .map_err(|e| WorkerError::Panic(e.to_string()))?;
+                    .expect("invariant: semaphore never closed");
+                let ctx2 = ctx.clone();
+                // Parse and commit on the blocking pool (the async workers stay free for I/O);
+                // the CPU permit covers the parse only, so the next page parses while this one
+                // waits for the store's commit lock.
+                let (outcome, verdict) = tokio::task::spawn_blocking(move || {
+                    let (c, verdict) = process_page(&ctx2, commit, &entry, &url, resp);
                     drop(permit);
-                    out
-                }
-                EntryKind::Sitemap => process_sitemap(&ctx, commit, &entry, &url, &resp),
-            };
-            let outcome = ctx.store.commit(c)?;
-            result.verdict = match verdict {
-                Verdict::Stored { .. } if outcome.duplicate_of.is_some() => Verdict::Failed {
-                    kind: "duplicate".into(),
-                },
-                Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
-                v => v,
-            };
-            result.enqueued = outcome.enqueued;
-            return Ok(result);
+                    ctx2.store.commit(c).map(|o| (o, verdict))
+                })
+                .await
+                .map_err(|e| WorkerError::Panic(e.to_string()))??;
+                let verdict = match verdict {
+                    Verdict::Stored { .. } if outcome.duplicate_of.is_some() => Verdict::Failed {
+                        kind: "duplicate".into(),
+                    },
+                    Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
+                    v => v,
+                };
+                Ok(Processed {
+                    verdict,
+                    enqueued: outcome.enqueued,
+                })
+            });
+            return Ok((result, Some(processing)));
         }
         Ok(Outcome::Redirect { status, location }) => {
             result.verdict = redirect(&ctx, &mut commit, &entry, &url, status, &location);
@@ -261,7 +313,7 @@ async fn run_entry(
         }
     }
     result.enqueued = ctx.store.commit(commit)?.enqueued;
-    Ok(result)
+    Ok((result, None))
 }
 
 fn record(kind: &str, message: String, entry: &QueueEntry) -> ErrorRecord {

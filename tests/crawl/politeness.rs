@@ -82,3 +82,36 @@ async fn crawl_delay_is_capped_by_max_crawl_delay() {
     );
     assert_eq!(o.pairs_closer_than(Duration::from_millis(200)), 0);
 }
+
+/// CPU seconds this process has used (user + system), from /proc/self/stat.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Fields after the command name (which ends at the last ')'): utime is 14th, stime 15th.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_loop_does_not_spin_at_the_concurrency_cap() {
+    // Broke: with every concurrency slot taken and origins due, the loop's wake-up time was in
+    // the past, so it spun at 100% CPU until a request finished.
+    let server = TestServer::start(3);
+    let mut seeds = Vec::new();
+    for i in 0..3 {
+        let site = NewsSite::generate(&SiteSpec::small(60 + i as u64, 12));
+        server.origin(i).serve(site.site());
+        server.origin(i).set_latency(Duration::from_millis(40));
+        seeds.push(server.origin(i).url("/"));
+    }
+    let dirs = Dirs::new();
+    let (cpu, wall) = (cpu_seconds(), std::time::Instant::now());
+    crawl(&dirs, &seeds, "[crawl]\nconcurrency = 1\n").await;
+    let (cpu, wall) = (cpu_seconds() - cpu, wall.elapsed().as_secs_f64());
+    assert!(wall > 1.0, "the crawl waits on latency: {wall:.2}s");
+    assert!(
+        cpu < 0.5 * wall,
+        "{cpu:.2}s CPU over {wall:.2}s: the loop spins"
+    );
+}
