@@ -27,8 +27,23 @@ pub fn clean_site(doms: &[Dom], algorithm: Algorithm) -> SiteResult {
 /// Each page's essential paths E(d), with support counted over all of `doms` (one host).
 pub fn essential_sets(doms: &[Dom]) -> Vec<Vec<u64>> {
     let sets: Vec<Vec<u64>> = doms.iter().map(Dom::path_set).collect();
+    essential_from_sets(&sets)
+}
+
+/// `essential_sets` from the pages' path sets (`Dom::path_set`), without the pages: what the
+/// crawler computes from its stored path sets.
+pub fn essential_from_sets(sets: &[Vec<u64>]) -> Vec<Vec<u64>> {
     let support = Support::from_pages(sets.iter().map(Vec::as_slice));
     sets.iter().map(|s| support.essential(s)).collect()
+}
+
+/// One cluster: its template (paths essential in more than half its pages) and each page's
+/// cleaned text — what `clean_clusters` does per cluster, for callers that hold one cluster's
+/// pages at a time.
+pub fn clean_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<String>) {
+    let template = support::template(essential.iter().copied());
+    let (_, texts) = ClusterModel::learn_and_clean(pages, &template);
+    (template, texts)
 }
 
 /// Clean one host's pages under a given clustering (the crawler's, or `cluster`'s):
@@ -42,8 +57,7 @@ pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clusteri
             .iter()
             .map(|&i| essential[i as usize].as_slice())
             .collect();
-        let template = support::template(sets.iter().copied());
-        let (_, cleaned) = ClusterModel::learn_and_clean(&pages, &template);
+        let (template, cleaned) = clean_cluster(&pages, &sets);
         for (&i, text) in members.iter().zip(cleaned) {
             texts[i as usize] = text;
         }
