@@ -243,6 +243,8 @@ fn live_report(stats: &CrawlStats) -> StatusReport {
             bytes: 0,
             queued: h.queued,
             errors: h.errors,
+            clusters: h.clusters,
+            cleaned: h.cleaned,
         })
         .collect();
     StatusReport {

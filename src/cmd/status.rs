@@ -19,6 +19,12 @@ pub struct HostRow {
     pub bytes: u64,
     pub queued: u64,
     pub errors: u64,
+    /// Template clusters of the host's last clustering.
+    #[serde(default)]
+    pub clusters: u64,
+    /// Pages with cleaned text.
+    #[serde(default)]
+    pub cleaned: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -43,6 +49,14 @@ impl StatusReport {
             row.host = site;
             row.pages = c.pages;
             row.bytes = c.bytes;
+            row.clusters = store
+                .site_clusters(&row.host)?
+                .map_or(0, |k| k.clusters.len() as u64);
+            let mut cleaned = 0;
+            for id in store.site_pages(&row.host)? {
+                cleaned += u64::from(store.has_cleaned(id)?);
+            }
+            row.cleaned = cleaned;
         }
         let lengths = store.queue_lengths()?;
         let mut queued = 0;
@@ -127,18 +141,20 @@ impl StatusReport {
         if !self.hosts.is_empty() {
             let _ = writeln!(
                 s,
-                "\n{:<40} {:>8} {:>10} {:>8} {:>7}",
-                "host", "pages", "bytes", "queued", "errors"
+                "\n{:<40} {:>8} {:>10} {:>8} {:>7} {:>8} {:>8}",
+                "host", "pages", "bytes", "queued", "errors", "clusters", "cleaned"
             );
             for h in &self.hosts {
                 let _ = writeln!(
                     s,
-                    "{:<40} {:>8} {:>10} {:>8} {:>7}",
+                    "{:<40} {:>8} {:>10} {:>8} {:>7} {:>8} {:>8}",
                     h.host,
                     h.pages,
                     crate::progress::human_bytes(h.bytes),
                     h.queued,
-                    h.errors
+                    h.errors,
+                    h.clusters,
+                    h.cleaned
                 );
             }
         }
