@@ -1,7 +1,8 @@
 //! One site's template learning during a crawl: the incremental step (new pages join clusters
 //! through `HostClusters`; only new pages and pages of clusters whose template changed are
 //! cleaned, each cluster's content model cached until its template changes) and the end-of-crawl
-//! pass (the whole site through `detect::clean_site`, exactly what `thresher clean` runs).
+//! pass (the whole site reclustered and cleaned by the engine `thresher clean` runs, one
+//! cluster's pages in memory at a time).
 
 use std::collections::btree_map::Entry as RowEntry;
 use std::collections::hash_map::Entry;
@@ -12,9 +13,8 @@ use crate::detect::{self, Detector};
 use crate::dom::Dom;
 use crate::store::{now_ms, ClusterSummary, SiteClusters, Store, StoreError};
 use crate::template::clean::ClusterModel;
-use crate::template::engine::{self, SiteResult};
+use crate::template::engine;
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
-use crate::template::Clustering;
 
 /// Pages a cluster's interim content model learns from at most (evenly spread over its
 /// members); the end-of-crawl pass always learns from all of them.
@@ -173,52 +173,126 @@ impl SiteLearner<'_> {
     /// (the batch algorithm `thresher clean` runs, on the same pages: the same partition), and
     /// every page is cleaned under it by the engine `clean` uses. Cluster labels stay the
     /// incremental state's ids, so a later resume continues from them.
+    ///
+    /// Clustering needs only the stored path sets; pages are then loaded, learned from and
+    /// cleaned one cluster at a time, so memory holds the largest cluster's DOMs, not the site's.
+    /// Returns the site's page count, its clusters and the pages whose text changed.
     fn final_text_pass(
         &self,
         site: &str,
         state: &mut SiteState,
-        ids: &[u64],
-        doms: &[Dom],
-    ) -> Result<(SiteResult, Vec<ClusterId>), LearnError> {
+    ) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
+        let (ids, sets) = self.site_records(site, Store::path_set)?;
         self.load_state(site, state)?;
         let mut hc = state.clusters.take().expect("invariant: loaded above");
         let missing: Vec<(u64, Vec<u64>)> = ids
             .iter()
-            .filter(|&&id| hc.cluster_of(id).is_none())
-            .filter_map(|&id| self.store.path_set(id).ok().flatten().map(|p| (id, p)))
+            .zip(&sets)
+            .filter(|(&id, _)| hc.cluster_of(id).is_none())
+            .map(|(&id, p)| (id, p.clone()))
             .collect();
         if !missing.is_empty() {
             hc.add_pages(&missing, self.paths_of());
         }
+        drop(missing);
         hc.recluster(self.paths_of());
         let index: HashMap<u64, u32> = ids
             .iter()
             .enumerate()
             .map(|(i, &id)| (id, i as u32))
             .collect();
+        let essential = engine::essential_from_sets(&sets);
+        drop(sets);
         let mut labels: Vec<ClusterId> = hc.clusters().collect();
         labels.sort_unstable();
-        let clustering = Clustering {
-            clusters: labels
+        let mut clusters = Vec::with_capacity(labels.len());
+        let mut written = 0;
+        for &label in &labels {
+            let mut members: Vec<u32> = hc
+                .members(label)
+                .unwrap_or(&[])
                 .iter()
-                .map(|&c| {
-                    let mut m: Vec<u32> = hc
-                        .members(c)
-                        .unwrap_or(&[])
-                        .iter()
-                        .filter_map(|id| index.get(id).copied())
-                        .collect();
-                    m.sort_unstable();
-                    m
-                })
-                .collect(),
-        };
-        let essential = engine::essential_sets(doms);
-        let result = engine::clean_clusters(doms, &essential, clustering);
+                .filter_map(|id| index.get(id).copied())
+                .collect();
+            members.sort_unstable();
+            let mut doms = Vec::with_capacity(members.len());
+            let mut kept = Vec::with_capacity(members.len());
+            for &m in &members {
+                if let Some(d) = self.store.dom(ids[m as usize])? {
+                    doms.push(d);
+                    kept.push(m);
+                }
+            }
+            let pages: Vec<&Dom> = doms.iter().collect();
+            let sets: Vec<&[u64]> = kept
+                .iter()
+                .map(|&m| essential[m as usize].as_slice())
+                .collect();
+            let (template, texts) = engine::clean_cluster(&pages, &sets);
+            drop(pages);
+            drop(doms);
+            let mut records = Vec::new();
+            for (&m, text) in kept.iter().zip(texts) {
+                records.extend(
+                    self.out
+                        .file(self.store, site, ids[m as usize], label, text)?,
+                );
+            }
+            self.store.put_cleaned_many(&records)?;
+            written += records.len() as u64;
+            clusters.push(ClusterSummary {
+                id: label,
+                members: kept.iter().map(|&m| ids[m as usize]).collect(),
+                template,
+            });
+        }
         self.store.put_clusters_raw(site, &hc.to_bytes())?;
         state.clusters = Some(hc);
         state.models.clear();
-        Ok((result, labels))
+        Ok((ids.len() as u64, clusters, written))
+    }
+
+    /// The site's page ids, ascending, with one stored record each (pages without it skipped).
+    fn site_records<T>(
+        &self,
+        site: &str,
+        get: impl Fn(&Store, u64) -> Result<Option<T>, StoreError>,
+    ) -> Result<(Vec<u64>, Vec<T>), LearnError> {
+        let mut ids = Vec::new();
+        let mut records = Vec::new();
+        for id in self.store.site_pages(site)? {
+            if let Some(r) = get(self.store, id)? {
+                ids.push(id);
+                records.push(r);
+            }
+        }
+        Ok((ids, records))
+    }
+
+    /// A whole site at once through `detect::clean_site` (a baseline detector, or TEXT's
+    /// interim whole-site pass): every page's DOM in memory.
+    fn in_memory_pass(&self, site: &str) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
+        let (ids, doms) = self.site_records(site, Store::dom)?;
+        let result = detect::clean_site(self.detector, &doms);
+        drop(doms);
+        let assignment = result.clustering.assignment(ids.len());
+        let mut records = Vec::new();
+        for ((&id, text), &c) in ids.iter().zip(result.texts).zip(&assignment) {
+            records.extend(self.out.file(self.store, site, id, c, text)?);
+        }
+        self.store.put_cleaned_many(&records)?;
+        let clusters = result
+            .clustering
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(c, members)| ClusterSummary {
+                id: c as u32,
+                members: members.iter().map(|&m| ids[m as usize]).collect(),
+                template: result.templates.get(c).cloned().unwrap_or_default(),
+            })
+            .collect();
+        Ok((ids.len() as u64, clusters, records.len() as u64))
     }
 
     /// Add the pages just cleaned to the site's `index.tsv` rows (read from the store the first
@@ -279,46 +353,14 @@ impl SiteLearner<'_> {
         state: &mut SiteState,
         is_final: bool,
     ) -> Result<Step, LearnError> {
-        let mut ids = Vec::new();
-        let mut doms = Vec::new();
-        for id in self.store.site_pages(site)? {
-            if let Some(d) = self.store.dom(id)? {
-                ids.push(id);
-                doms.push(d);
-            }
-        }
-        let (result, labels) = match self.detector {
-            Detector::Text(_) if is_final => self.final_text_pass(site, state, &ids, &doms)?,
-            _ => {
-                let r = detect::clean_site(self.detector, &doms);
-                let labels = (0..r.clustering.clusters.len() as u32).collect();
-                (r, labels)
-            }
+        let (pages, clusters, written) = match self.detector {
+            Detector::Text(_) if is_final => self.final_text_pass(site, state)?,
+            _ => self.in_memory_pass(site)?,
         };
-        drop(doms);
-        let assignment = result.clustering.assignment(ids.len());
-        let mut records = Vec::new();
-        for ((&id, text), &c) in ids.iter().zip(result.texts).zip(&assignment) {
-            let label = labels.get(c as usize).copied().unwrap_or(0);
-            records.extend(self.out.file(self.store, site, id, label, text)?);
-        }
-        self.store.put_cleaned_many(&records)?;
-        let written = records.len() as u64;
-        drop(records);
         let summary = SiteClusters {
             detector: self.detector.to_string(),
-            final_pages: if is_final { ids.len() as u64 } else { 0 },
-            clusters: result
-                .clustering
-                .clusters
-                .iter()
-                .enumerate()
-                .map(|(c, members)| ClusterSummary {
-                    id: labels.get(c).copied().unwrap_or(c as u32),
-                    members: members.iter().map(|&m| ids[m as usize]).collect(),
-                    template: result.templates.get(c).cloned().unwrap_or_default(),
-                })
-                .collect(),
+            final_pages: if is_final { pages } else { 0 },
+            clusters,
             updated_at_ms: now_ms(),
         };
         self.store.put_site_clusters(site, &summary)?;
@@ -326,9 +368,9 @@ impl SiteLearner<'_> {
         self.out.write_index(site, &rows)?;
         state.index = Some(rows);
         Ok(Step {
-            cleaned_now: ids.len() as u64,
+            cleaned_now: pages,
             written,
-            cleaned: ids.len() as u64,
+            cleaned: pages,
             clusters: summary.clusters.len() as u64,
         })
     }
