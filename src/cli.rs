@@ -60,6 +60,14 @@ pub struct CrawlArgs {
     /// User-Agent header.
     #[arg(long)]
     pub user_agent: Option<String>,
+    /// Template detector for cleaning: text (TEXT-* clustering + content extraction) or a
+    /// baseline: node-hash, shingles, table-chunks [config: template.detector].
+    #[arg(long)]
+    pub detector: Option<String>,
+    /// TEXT clustering algorithm: text-max, text-max-dice, text-hash, text-mdl
+    /// [config: template.algorithm].
+    #[arg(long)]
+    pub algorithm: Option<String>,
     /// No progress bars or log lines, only errors and the summary.
     #[arg(long, short)]
     pub quiet: bool,

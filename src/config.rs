@@ -112,6 +112,10 @@ pub struct Overrides {
     pub concurrency: Option<usize>,
     pub delay: Option<Duration>,
     pub user_agent: Option<String>,
+    /// `template.detector` (`text` or a baseline).
+    pub detector: Option<String>,
+    /// `template.algorithm` (the TEXT clustering algorithm).
+    pub algorithm: Option<String>,
 }
 
 impl Default for Config {
@@ -181,6 +185,24 @@ impl Config {
         }
         if let Some(v) = &o.user_agent {
             self.fetch.user_agent = v.clone();
+        }
+        if let Some(v) = &o.algorithm {
+            self.template.algorithm = v.parse().map_err(|message| ConfigError::Invalid {
+                key: "--algorithm".into(),
+                message,
+            })?;
+            if let Detector::Text(_) = self.template.detector {
+                self.template.detector = Detector::Text(self.template.algorithm);
+            }
+        }
+        if let Some(v) = &o.detector {
+            self.template.detector =
+                Detector::from_parts(v, self.template.algorithm).map_err(|message| {
+                    ConfigError::Invalid {
+                        key: "--detector".into(),
+                        message,
+                    }
+                })?;
         }
         Ok(())
     }
@@ -429,6 +451,37 @@ mod tests {
         })
         .unwrap();
         assert_eq!(c.crawl.delay, Duration::ZERO);
+    }
+
+    #[test]
+    fn detector_and_algorithm_flags_override_the_template_section() {
+        let mut c = Config::default();
+        c.apply(&Overrides {
+            algorithm: Some("text-hash".into()),
+            ..Overrides::default()
+        })
+        .unwrap();
+        assert_eq!(c.template.detector, Detector::Text(Algorithm::TextHash));
+        c.apply(&Overrides {
+            detector: Some("shingles".into()),
+            ..Overrides::default()
+        })
+        .unwrap();
+        assert_eq!(c.template.detector, Detector::Shingles);
+        let e = c
+            .apply(&Overrides {
+                detector: Some("magic".into()),
+                ..Overrides::default()
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("--detector"), "{e}");
+        let e = c
+            .apply(&Overrides {
+                algorithm: Some("text-best".into()),
+                ..Overrides::default()
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("--algorithm"), "{e}");
     }
 
     #[test]

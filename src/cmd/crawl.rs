@@ -50,6 +50,8 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
         concurrency: args.concurrency,
         delay: args.delay,
         user_agent: args.user_agent.clone(),
+        detector: args.detector.clone(),
+        algorithm: args.algorithm.clone(),
     }
 }
 

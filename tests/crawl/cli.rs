@@ -170,3 +170,38 @@ fn kill_9_loses_at_most_the_last_moments() {
         assert!(counts.contains_key(&p), "{p} never fetched");
     }
 }
+
+#[test]
+fn detector_flag_selects_the_baseline_the_crawl_cleans_with() {
+    let server = TestServer::background(1, 1);
+    let site = NewsSite::generate(&SiteSpec::small(9, 30));
+    let o = server.origin(0);
+    o.serve(site.site());
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(dir.path(), &[o.url("/")]);
+    let config = write_config(dir.path(), "[crawl]\ndelay = \"0ms\"\n");
+    let out = crawl_cmd(dir.path(), &seeds, &config)
+        .args(["--detector", "node-hash"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = thresher::store::Store::open(&dir.path().join("data"), 8 << 20).unwrap();
+    let clusters = store.site_clusters(&o.host_port()).unwrap().unwrap();
+    assert_eq!(clusters.detector, "node-hash");
+    let pages = store.site_pages(&o.host_port()).unwrap();
+    assert_eq!(pages.len(), site.reachable().len());
+    for id in pages {
+        assert!(store.has_cleaned(id).unwrap(), "page {id:016x} has text");
+    }
+
+    let bad = crawl_cmd(dir.path(), &seeds, &config)
+        .args(["--detector", "magic"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--detector"));
+}
