@@ -144,7 +144,7 @@ fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
     ];
     let mut depth = 0usize;
     let mut i = 0;
-    while let Some(off) = html[i..].iter().position(|&b| b == b'<') {
+    while let Some(off) = memchr::memchr(b'<', &html[i..]) {
         let lt = i + off;
         i = lt + 1;
         if html[i..].starts_with(b"!--") {
@@ -160,20 +160,29 @@ fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
         if len == 0 {
             continue;
         }
-        let name = html[name_at..name_at + len].to_ascii_lowercase();
-        let tag_end = find_from(html, name_at + len, b">").unwrap_or(html.len());
+        // Every listed name is short: a longer one is simply an element that counts.
+        let mut lower = [0u8; 16];
+        let name: &[u8] = if len <= lower.len() {
+            lower[..len].copy_from_slice(&html[name_at..name_at + len]);
+            lower[..len].make_ascii_lowercase();
+            &lower[..len]
+        } else {
+            b""
+        };
+        let tag_end =
+            memchr::memchr(b'>', &html[name_at + len..]).map_or(html.len(), |p| name_at + len + p);
         let self_closing = tag_end > 0 && html[tag_end - 1] == b'/';
         if closing {
-            if !UNCOUNTED.contains(&name.as_slice()) {
+            if !UNCOUNTED.contains(&name) {
                 depth = depth.saturating_sub(1);
             }
-        } else if RAW.contains(&name.as_slice()) {
+        } else if !name.is_empty() && RAW.contains(&name) {
             let mut close = b"</".to_vec();
-            close.extend_from_slice(&name);
+            close.extend_from_slice(name);
             let lower_rest = tag_end.min(html.len());
             i = find_ci(html, lower_rest, &close).unwrap_or(html.len());
             continue;
-        } else if !self_closing && !UNCOUNTED.contains(&name.as_slice()) {
+        } else if !self_closing && !UNCOUNTED.contains(&name) {
             depth += 1;
             if depth > max_depth {
                 return Some(lt);
@@ -185,10 +194,7 @@ fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
 }
 
 fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    hay.get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| from + p)
+    memchr::memmem::find(hay.get(from..)?, needle).map(|p| from + p)
 }
 
 fn find_ci(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
