@@ -16,6 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -164,6 +165,7 @@ impl Reporter {
 }
 
 pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
+    super::tune_allocator_for_batch();
     let algorithm: Algorithm = args.algorithm.parse().map_err(CleanError::Usage)?;
     let detector = Detector::from_parts(&args.detector, algorithm).map_err(CleanError::Usage)?;
     if args.site_dirs.is_empty() && args.warc.is_empty() {
@@ -430,10 +432,7 @@ fn clean_batches(
     jobs: usize,
     reporter: &Reporter,
 ) -> Result<Vec<SiteSummary>, CleanError> {
-    let sizes: Vec<u64> = sites
-        .iter()
-        .map(|s| s.pages.iter().map(|p| p.source.len()).sum())
-        .collect();
+    let sizes: Vec<u64> = sites.iter().map(site_bytes).collect();
     reporter
         .bar
         .set_length(sites.iter().map(|s| s.pages.len() as u64).sum());
@@ -449,6 +448,7 @@ fn clean_batches(
         }
         summaries.extend(clean_batch(
             &sites[start..end],
+            &sizes[start..end],
             out,
             detector,
             jobs,
@@ -461,73 +461,91 @@ fn clean_batches(
 
 fn clean_batch(
     sites: &[Site],
+    sizes: &[u64],
     out: &Path,
     detector: Detector,
     jobs: usize,
     reporter: &Reporter,
 ) -> Result<Vec<SiteSummary>, CleanError> {
-    reporter.bar.set_message("parsing");
-    // Phase 1: every page of the batch, in parallel.
-    let pages: Vec<(usize, &Page)> = sites
+    reporter.bar.set_message("parsing and cleaning");
+    // Every page of the batch is one task; the task that parses a site's last page cleans and
+    // writes the site and frees its DOMs, so cleaning overlaps parsing and no core waits at a
+    // barrier. Sites are parsed biggest first, so the last one to finish is a small one.
+    let mut order: Vec<usize> = (0..sites.len()).collect();
+    order.sort_by_key(|&s| (std::cmp::Reverse(sizes[s]), s));
+    let tasks: Vec<(usize, usize)> = order
         .iter()
-        .enumerate()
-        .flat_map(|(s, site)| site.pages.iter().map(move |p| (s, p)))
+        .flat_map(|&s| (0..sites[s].pages.len()).map(move |p| (s, p)))
         .collect();
-    let parsed: Vec<Option<(Dom, u64, Duration)>> = parallel_map(&pages, jobs, |&(s, page)| {
-        let t = Instant::now();
-        let result = match &page.source {
-            Source::File(path) => match std::fs::read(path) {
-                Ok(bytes) => Some((parse_bytes(&bytes, None).dom, bytes.len() as u64)),
-                Err(e) => {
-                    reporter.problem(format!(
-                        "cannot read {} (site {}): {e}; page skipped",
-                        path.display(),
-                        sites[s].name
-                    ));
-                    None
+    type Slot = Option<(Dom, u64, Duration)>;
+    let slots: Vec<Mutex<Vec<Slot>>> = sites
+        .iter()
+        .map(|site| Mutex::new(site.pages.iter().map(|_| None).collect()))
+        .collect();
+    let left: Vec<AtomicUsize> = sites
+        .iter()
+        .map(|site| AtomicUsize::new(site.pages.len()))
+        .collect();
+    let results: Vec<Mutex<Option<Result<SiteSummary, CleanError>>>> =
+        sites.iter().map(|_| Mutex::new(None)).collect();
+    parallel_map(&tasks, jobs, |&(s, p)| {
+        let site = &sites[s];
+        let parsed = parse_page(site, &site.pages[p], reporter);
+        lock(&slots[s])[p] = parsed;
+        if left[s].fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut done = Parsed::default();
+            let parsed = std::mem::take(&mut *lock(&slots[s]));
+            for (page, slot) in site.pages.iter().zip(parsed) {
+                if let Some((dom, len, took)) = slot {
+                    done.pages.push(page);
+                    done.doms.push(dom);
+                    done.bytes += len;
+                    done.cpu += took;
                 }
-            },
-            Source::Body {
-                bytes,
-                content_type,
-            } => Some((
-                parse_bytes(bytes, content_type.as_deref()).dom,
-                bytes.len() as u64,
-            )),
-        };
-        reporter.bar.inc(1);
-        result.map(|(dom, len)| (dom, len, t.elapsed()))
-    });
-    // Regroup per site, keeping page order.
-    let mut per_site: Vec<Parsed> = sites.iter().map(|_| Parsed::default()).collect();
-    for ((s, page), parsed) in pages.into_iter().zip(parsed) {
-        if let Some((dom, len, took)) = parsed {
-            let site = &mut per_site[s];
-            site.pages.push(page);
-            site.doms.push(dom);
-            site.bytes += len;
-            site.cpu += took;
+            }
+            *lock(&results[s]) = clean_one_site(site, &done, out, detector);
         }
-    }
-    reporter.bar.set_message("cleaning");
-    // Phase 2: every site of the batch, in parallel, the biggest first so that no large site
-    // starts last and leaves the other cores idle; results go back in input order.
-    let mut work: Vec<(usize, &Site, Parsed)> = sites
-        .iter()
-        .zip(per_site)
-        .enumerate()
-        .map(|(i, (site, parsed))| (i, site, parsed))
-        .collect();
-    work.sort_by_key(|(i, _, parsed)| (std::cmp::Reverse(parsed.bytes), *i));
-    let mut results: Vec<(usize, Option<Result<SiteSummary, CleanError>>)> =
-        parallel_map(&work, jobs, |(i, site, parsed)| {
-            (*i, clean_one_site(site, parsed, out, detector))
-        });
-    results.sort_by_key(|(i, _)| *i);
+    });
     results
         .into_iter()
-        .filter_map(|(_, r)| r)
+        .filter_map(|r| r.into_inner().unwrap_or_else(PoisonError::into_inner))
         .collect::<Result<Vec<_>, _>>()
+}
+
+/// HTML bytes of a site (one `stat` per saved file: compute once).
+fn site_bytes(site: &Site) -> u64 {
+    site.pages.iter().map(|p| p.source.len()).sum()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Read (if saved as a file) and parse one page; a page that cannot be read is reported.
+fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64, Duration)> {
+    let t = Instant::now();
+    let result = match &page.source {
+        Source::File(path) => match std::fs::read(path) {
+            Ok(bytes) => Some((parse_bytes(&bytes, None).dom, bytes.len() as u64)),
+            Err(e) => {
+                reporter.problem(format!(
+                    "cannot read {} (site {}): {e}; page skipped",
+                    path.display(),
+                    site.name
+                ));
+                None
+            }
+        },
+        Source::Body {
+            bytes,
+            content_type,
+        } => Some((
+            parse_bytes(bytes, content_type.as_deref()).dom,
+            bytes.len() as u64,
+        )),
+    };
+    reporter.bar.inc(1);
+    result.map(|(dom, len)| (dom, len, t.elapsed()))
 }
 
 /// One site's pages that parsed.
