@@ -96,52 +96,54 @@ pub fn parse_html(html: &str) -> Parsed {
 /// only elements that stay open (void and end-tag-optional elements are not counted; comments,
 /// scripts and styles are skipped). `None` when the document never nests that deep.
 fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
-    const UNCOUNTED: &[&[u8]] = &[
-        b"area",
-        b"base",
-        b"br",
-        b"col",
-        b"embed",
-        b"hr",
-        b"img",
-        b"input",
-        b"link",
-        b"meta",
-        b"source",
-        b"track",
-        b"wbr",
-        b"param",
-        b"keygen",
-        b"p",
-        b"li",
-        b"dt",
-        b"dd",
-        b"option",
-        b"optgroup",
-        b"tr",
-        b"td",
-        b"th",
-        b"tbody",
-        b"thead",
-        b"tfoot",
-        b"rb",
-        b"rp",
-        b"rt",
-        b"rtc",
-        b"colgroup",
-        b"caption",
-        b"html",
-        b"head",
-        b"body",
-    ];
-    const RAW: &[&[u8]] = &[
-        b"script",
-        b"style",
-        b"textarea",
-        b"title",
-        b"xmp",
-        b"plaintext",
-    ];
+    // `matches!` on byte strings compiles to a dispatch on the length: this runs once per tag.
+    fn uncounted(name: &[u8]) -> bool {
+        matches!(
+            name,
+            b"area"
+                | b"base"
+                | b"br"
+                | b"col"
+                | b"embed"
+                | b"hr"
+                | b"img"
+                | b"input"
+                | b"link"
+                | b"meta"
+                | b"source"
+                | b"track"
+                | b"wbr"
+                | b"param"
+                | b"keygen"
+                | b"p"
+                | b"li"
+                | b"dt"
+                | b"dd"
+                | b"option"
+                | b"optgroup"
+                | b"tr"
+                | b"td"
+                | b"th"
+                | b"tbody"
+                | b"thead"
+                | b"tfoot"
+                | b"rb"
+                | b"rp"
+                | b"rt"
+                | b"rtc"
+                | b"colgroup"
+                | b"caption"
+                | b"html"
+                | b"head"
+                | b"body"
+        )
+    }
+    fn raw(name: &[u8]) -> bool {
+        matches!(
+            name,
+            b"script" | b"style" | b"textarea" | b"title" | b"xmp" | b"plaintext"
+        )
+    }
     let mut depth = 0usize;
     let mut i = 0;
     while let Some(off) = memchr::memchr(b'<', &html[i..]) {
@@ -173,16 +175,16 @@ fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
             memchr::memchr(b'>', &html[name_at + len..]).map_or(html.len(), |p| name_at + len + p);
         let self_closing = tag_end > 0 && html[tag_end - 1] == b'/';
         if closing {
-            if !UNCOUNTED.contains(&name) {
+            if !uncounted(name) {
                 depth = depth.saturating_sub(1);
             }
-        } else if !name.is_empty() && RAW.contains(&name) {
+        } else if raw(name) {
             let mut close = b"</".to_vec();
             close.extend_from_slice(name);
             let lower_rest = tag_end.min(html.len());
             i = find_ci(html, lower_rest, &close).unwrap_or(html.len());
             continue;
-        } else if !self_closing && !UNCOUNTED.contains(&name) {
+        } else if !self_closing && !uncounted(name) {
             depth += 1;
             if depth > max_depth {
                 return Some(lt);
@@ -198,10 +200,18 @@ fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
 }
 
 fn find_ci(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    hay.get(from..)?
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
-        .map(|p| from + p)
+    // Candidates start with the needle's first byte (`<`, never a letter), so memchr finds them.
+    let (&first, rest) = needle.split_first()?;
+    let mut at = from;
+    while let Some(p) = memchr::memchr(first, hay.get(at..)?) {
+        let start = at + p;
+        let tail = hay.get(start + 1..start + needle.len())?;
+        if tail.eq_ignore_ascii_case(rest) {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
 }
 
 enum Frame {
