@@ -84,30 +84,38 @@ pub fn is_furniture(e: &Element) -> bool {
     [&e.class, &e.id]
         .into_iter()
         .flatten()
-        .any(|v| words(v).any(|w| FURNITURE.contains(&w.as_str())))
+        .any(|v| words(v).any(|w| FURNITURE.iter().any(|f| f.eq_ignore_ascii_case(w))))
 }
 
-/// The words of a class or id value: split at non-alphanumerics and at lower→upper case steps,
-/// lower-cased (`relatedLinks` → `related`, `links`).
-fn words(value: &str) -> impl Iterator<Item = String> + '_ {
+/// The words of a class or id value: split at non-alphanumerics and at lower→upper case steps
+/// (`relatedLinks` → `related`, `Links`); compare them ignoring ASCII case. Slices of `value`,
+/// no allocation: this runs for every element of every page.
+fn words(value: &str) -> impl Iterator<Item = &str> + '_ {
     value
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|s| !s.is_empty())
         .flat_map(|part| {
-            let mut out = Vec::new();
-            let mut cur = String::new();
-            let mut prev_lower = false;
-            for c in part.chars() {
-                if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
+            let b = part.as_bytes();
+            let mut start = 0;
+            let mut i = 1;
+            std::iter::from_fn(move || {
+                if start >= b.len() {
+                    return None;
                 }
-                prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-                cur.push(c.to_ascii_lowercase());
-            }
-            if !cur.is_empty() {
-                out.push(cur);
-            }
-            out
+                while i < b.len() {
+                    let step = b[i].is_ascii_uppercase()
+                        && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit());
+                    i += 1;
+                    if step {
+                        let word = &part[start..i - 1];
+                        start = i - 1;
+                        return Some(word);
+                    }
+                }
+                let word = &part[start..];
+                start = b.len();
+                Some(word)
+            })
         })
 }
 
@@ -132,6 +140,15 @@ mod tests {
         assert!(is_furniture(&el("aside", "", "")));
         assert!(!is_furniture(&el("div", "navy shared-layout", "")));
         assert!(!is_furniture(&el("div", "article-body", "story")));
+    }
+
+    #[test]
+    fn words_split_at_separators_and_case_steps() {
+        let w: Vec<&str> = words("relatedLinks post-share_bar x2Y ABc").collect();
+        assert_eq!(
+            w,
+            ["related", "Links", "post", "share", "bar", "x2", "Y", "ABc"]
+        );
     }
 
     #[test]
