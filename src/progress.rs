@@ -158,16 +158,7 @@ impl Progress {
             }
             r
         };
-        let summary = format!(
-            "{:.0} pages/s  {}  stored {}  errors {}  in flight {}  templates {}  cleaned {}",
-            rate,
-            human_bytes(stats.bytes.load(Relaxed)),
-            stats.stored.load(Relaxed),
-            stats.errors.load(Relaxed),
-            stats.in_flight.load(Relaxed),
-            stats.templates.load(Relaxed),
-            stats.cleaned.load(Relaxed),
-        );
+        let summary = summary_line(stats, rate);
         match self.mode {
             Mode::Bars => {
                 self.main.set_length(fetched + queued);
@@ -202,6 +193,20 @@ impl Progress {
         }
         self.main.finish_and_clear();
     }
+}
+
+/// The crawl-wide figures shown beside the main bar and in each plain progress line.
+fn summary_line(stats: &CrawlStats, rate: f64) -> String {
+    format!(
+        "{:.0} pages/s  {}  stored {}  errors {}  in flight {}  templates {}  cleaned {}",
+        rate,
+        human_bytes(stats.bytes.load(Relaxed)),
+        stats.stored.load(Relaxed),
+        stats.errors.load(Relaxed),
+        stats.in_flight.load(Relaxed),
+        stats.templates.load(Relaxed),
+        stats.cleaned.load(Relaxed),
+    )
 }
 
 fn host_line(host: &str, s: &HostStats) -> String {
@@ -271,6 +276,39 @@ mod tests {
         });
         let names: Vec<String> = s.busiest(2).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, vec!["b", "c"]);
+    }
+
+    #[test]
+    fn progress_lines_show_rate_bytes_errors_templates_and_cleaned() {
+        let s = CrawlStats::default();
+        s.bytes.store(2_500_000, Relaxed);
+        s.stored.store(40, Relaxed);
+        s.errors.store(3, Relaxed);
+        s.templates.store(7, Relaxed);
+        s.cleaned.store(35, Relaxed);
+        assert_eq!(
+            summary_line(&s, 12.4),
+            "12 pages/s  2.5 MB  stored 40  errors 3  in flight 0  templates 7  cleaned 35"
+        );
+        s.host("a.example", |h| {
+            h.fetched = 40;
+            h.queued = 9;
+            h.errors = 3;
+            h.clusters = 2;
+            h.cleaned = 35;
+        });
+        let (host, h) = s.busiest(1).remove(0);
+        let line = host_line(&host, &h);
+        assert!(line.starts_with("a.example "), "{line}");
+        for part in [
+            "fetched     40",
+            "queued      9",
+            "errors    3",
+            "templates   2",
+            "cleaned     35",
+        ] {
+            assert!(line.contains(part), "{part:?} in {line:?}");
+        }
     }
 
     #[test]

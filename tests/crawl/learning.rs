@@ -175,7 +175,7 @@ async fn interrupted_crawl_keeps_interim_text_and_resumes_its_clustering() {
         learned.final_sites, 0,
         "no end-of-crawl pass on an interrupted crawl"
     );
-    {
+    let (stored, cleaned) = {
         let store = dirs.store();
         let site_key = store.sites()[0].0.clone();
         let interim = store
@@ -196,6 +196,34 @@ async fn interrupted_crawl_keeps_interim_text_and_resumes_its_clustering() {
         assert!(
             cleaned >= 10,
             "interim text written while crawling: {cleaned}"
+        );
+        (store.site_pages(&site_key).unwrap().len(), cleaned)
+    };
+
+    // An interrupted crawl exports what is cleaned, and says what is not yet.
+    let corpus = dirs.tmp.path().join("interrupted.jsonl");
+    let run = Command::new(thresher_bin())
+        .args(["export", "--format", "jsonl", "--data"])
+        .arg(dirs.data())
+        .arg("--out")
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let exported = std::fs::read_to_string(&corpus).unwrap().lines().count();
+    assert_eq!(exported, cleaned, "{stderr}");
+    assert!(
+        stderr.contains(&format!("Exported {cleaned} pages")),
+        "{stderr}"
+    );
+    if stored > cleaned {
+        assert!(
+            stderr.contains(&format!(
+                "{} stored pages have no cleaned text yet",
+                stored - cleaned
+            )),
+            "{stderr}"
         );
     }
 
@@ -276,4 +304,55 @@ async fn export_streams_jsonl_and_text_with_host_filter() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no such host"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_below_min_pages_waits_and_is_cleaned_at_the_end() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    let page = |body: &str| {
+        crate::support::Endpoint::html(format!(
+            "<html><body><nav><a href=\"/\">Home</a> <a href=\"/a\">A</a> <a href=\"/b\">B</a></nav>\
+             <article><p>{body}</p></article><footer>Small site footer</footer></body></html>"
+        ))
+    };
+    o.mount(
+        "/",
+        page("The front page of a very small site, with a short welcome text."),
+    );
+    o.mount(
+        "/a",
+        page("Article A tells of the harbour, the storm and the council meeting."),
+    );
+    o.mount(
+        "/b",
+        page("Article B tells of the museum, the library and the railway plan."),
+    );
+    // Slow enough that recluster_interval (200 ms) passes with pages pending: only min_pages
+    // holds the step back.
+    o.set_latency(Duration::from_millis(150));
+    let dirs = Dirs::new();
+    // LEARN asks for 5 pages before a host's first clustering; this host has 3.
+    let (summary, learned) =
+        crawl_learning(&dirs, &[o.url("/")], LEARN, CancellationToken::new()).await;
+    assert!(!summary.interrupted);
+    assert_eq!(
+        learned.steps, 0,
+        "no incremental step below min_pages: {learned:?}"
+    );
+    assert_eq!(
+        learned.final_sites, 1,
+        "the end-of-crawl pass cleans it: {learned:?}"
+    );
+    let store = dirs.store();
+    let site_key = store.sites()[0].0.clone();
+    let ids = store.site_pages(&site_key).unwrap();
+    assert_eq!(ids.len(), 3);
+    for id in ids {
+        let text = store.cleaned(id).unwrap().expect("cleaned at the end").text;
+        assert!(
+            text.contains("tells of") || text.contains("welcome"),
+            "{text}"
+        );
+    }
 }
