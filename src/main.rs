@@ -24,7 +24,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => {
-            return Ok(cmd::clean::run(&args).context("clean failed")?.exit_code())
+            cmd::tune_allocator_for_batch();
+            return Ok(cmd::clean::run(&args).context("clean failed")?.exit_code());
         }
         Command::Export(args) => {
             cmd::export::run(&args).context("export failed")?;
@@ -32,7 +33,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => {
             cmd::inspect::run(&args).context("inspect failed")?;
         }
-        Command::Eval(args) => cmd::eval::run(&args).context("eval failed")?,
+        Command::Eval(args) => {
+            cmd::tune_allocator_for_batch();
+            cmd::eval::run(&args).context("eval failed")?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

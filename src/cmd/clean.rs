@@ -165,7 +165,6 @@ impl Reporter {
 }
 
 pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
-    super::tune_allocator_for_batch();
     let algorithm: Algorithm = args.algorithm.parse().map_err(CleanError::Usage)?;
     let detector = Detector::from_parts(&args.detector, algorithm).map_err(CleanError::Usage)?;
     if args.site_dirs.is_empty() && args.warc.is_empty() {

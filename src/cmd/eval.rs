@@ -34,7 +34,6 @@ pub enum EvalError {
 }
 
 pub fn run(args: &EvalArgs) -> Result<(), EvalError> {
-    super::tune_allocator_for_batch();
     let detectors = parse_detectors(&args.detector)?;
     let dataset = Dataset::open(&args.dataset)?;
     let report = evaluate(&dataset, &detectors, args.out.as_deref(), !args.quiet)?;
