@@ -4,6 +4,8 @@
 //! page's blocks next to the gold text, or audits kept/dropped tokens against the gold.
 //!
 //!   cargo run --release --example clean_dev -- run DATASET OUT [--oracle | --singletons]
+//!       [--without=COMPONENT,…]   (ablation: components of `Features::NAMES` turned off)
+//!       [--frame=PERCENT]         (the site-mode region's share, for leave-one-out figures)
 //!   cargo run --release --example clean_dev -- audit DATASET [--oracle]
 //!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle]
 
@@ -12,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use thresher::dom::{paths::path_string, Dom};
 use thresher::template::clean::ClusterModel;
+use thresher::template::content::features::Features;
 use thresher::template::content::tokens;
-use thresher::template::engine::{clean_clusters, essential_sets};
+use thresher::template::engine::{clean_clusters_with, essential_sets};
 use thresher::template::{cluster::cluster, support, Algorithm, Clustering};
 
 fn pages(site: &Path) -> Vec<PathBuf> {
@@ -73,7 +76,7 @@ fn run(dataset: &Path, out: &Path, oracle: bool) {
         let essential = essential_sets(&doms);
         let c = clustering(&files, &essential, oracle);
         let n = c.clusters.len();
-        let r = clean_clusters(&doms, &essential, c);
+        let r = clean_clusters_with(&doms, &essential, c, features());
         let dir = out.join(site.file_name().unwrap());
         std::fs::create_dir_all(&dir).unwrap();
         for (f, t) in files.iter().zip(&r.texts) {
@@ -287,6 +290,24 @@ fn dump(dataset: &Path, site: &str, page: &str, oracle: bool) {
     for row in annotate(&dataset.join(site), &files, &doms, &essential, &c, at) {
         println!("{}", row.line);
     }
+}
+
+/// `Features::ALL` less the components named by `--without=a,b`.
+fn features() -> Features {
+    let mut f = Features::ALL;
+    for arg in std::env::args() {
+        if let Some(names) = arg.strip_prefix("--without=") {
+            for name in names.split(',') {
+                f = f
+                    .without(name)
+                    .unwrap_or_else(|| panic!("unknown component {name:?}: {:?}", Features::NAMES));
+            }
+        }
+        if let Some(pct) = arg.strip_prefix("--frame=") {
+            f.frame_percent = pct.parse().expect("--frame=PERCENT");
+        }
+    }
+    f
 }
 
 fn main() {

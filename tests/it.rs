@@ -1,6 +1,7 @@
 //! thresher's one integration test binary (STYLE.md): one module per command or component.
 
 mod clean_cmd;
+mod clean_quality;
 mod crawl;
 mod eval_cmd;
 mod inspect_cmd;

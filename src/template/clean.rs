@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use crate::dom::{text, Dom, NodeKind};
 
 use super::content::blocks::{Blocks, NONE};
-use super::content::prune;
+use super::content::features::Features;
+use super::content::prune::{self, Mode};
 use super::content::region::{self, Pass, SCALE};
 use super::support::PathMap;
 
@@ -29,6 +30,10 @@ pub struct ClusterModel {
     /// The signature (`region::signature`) of the element the cluster's pages keep their
     /// content under, when they agree on one.
     region: Option<u64>,
+    /// Site mode when the cluster has two or more distinct pages (`prune::Mode`).
+    site: bool,
+    /// The components that run (all of them, except in the dev harness's ablations).
+    features: Features,
 }
 
 /// Indices of `pages` without repeats of the same content (same path set: the same text at the
@@ -83,14 +88,23 @@ struct Scored {
 impl ClusterModel {
     /// Learn from a cluster's pages and its template path set (`support::template`).
     pub fn learn(pages: &[&Dom], template: &[u64]) -> ClusterModel {
-        Self::learn_scored(pages, template).0
+        Self::learn_scored(pages, template, Features::ALL).0
     }
 
     /// Learn from a cluster's pages and clean each of them: what `learn` then `clean` per page
     /// gives, with each distinct page scored once instead of twice (scores depend on the
     /// template and the repeated paths, not on the region learned from them).
     pub fn learn_and_clean(pages: &[&Dom], template: &[u64]) -> (ClusterModel, Vec<String>) {
-        let (model, firsts, scored) = Self::learn_scored(pages, template);
+        Self::learn_and_clean_with(pages, template, Features::ALL)
+    }
+
+    /// `learn_and_clean` with some components off (the dev harness's ablations).
+    pub fn learn_and_clean_with(
+        pages: &[&Dom],
+        template: &[u64],
+        features: Features,
+    ) -> (ClusterModel, Vec<String>) {
+        let (model, firsts, scored) = Self::learn_scored(pages, template, features);
         let mut score_of: Vec<Option<usize>> = vec![None; pages.len()];
         for (k, &i) in firsts.iter().enumerate() {
             score_of[i] = Some(k);
@@ -108,13 +122,17 @@ impl ClusterModel {
     }
 
     /// The model, the indices of the distinct pages it learned from, and their scores.
-    fn learn_scored(pages: &[&Dom], template: &[u64]) -> (ClusterModel, Vec<usize>, Vec<Scored>) {
+    fn learn_scored(
+        pages: &[&Dom],
+        template: &[u64],
+        features: Features,
+    ) -> (ClusterModel, Vec<usize>, Vec<Scored>) {
         // The same page stored twice (a print view, a tracking parameter) is one page of
         // evidence, not two: otherwise every line of it looks repeated across pages.
         let firsts = distinct(pages);
         let distinct: Vec<&Dom> = firsts.iter().map(|&i| pages[i]).collect();
         // One page is no evidence of what pages share: its "template" would be the whole page.
-        let template = if distinct.len() < 2 {
+        let template = if distinct.len() < 2 || !features.template {
             &[][..]
         } else {
             template
@@ -123,6 +141,8 @@ impl ClusterModel {
             template: template.iter().map(|&p| (p, ())).collect(),
             repeated: PathMap::default(),
             region: None,
+            site: distinct.len() >= 2 && features.site_mode,
+            features,
         };
         model.repeated = model.repeated_paths(&distinct);
         let scored: Vec<Scored> = distinct.iter().map(|d| model.score(d)).collect();
@@ -167,7 +187,11 @@ impl ClusterModel {
 
     fn score(&self, dom: &Dom) -> Scored {
         let blocks = self.blocks(dom);
-        let furniture = region::furniture_blocks(dom, &blocks);
+        let furniture = if self.features.furniture {
+            region::furniture_blocks(dom, &blocks)
+        } else {
+            vec![false; blocks.blocks.len()]
+        };
         let scores = region::subtree_scores(dom, &blocks, &furniture, Pass::Region);
         Scored {
             blocks,
@@ -198,8 +222,39 @@ impl ClusterModel {
     }
 
     fn keep(&self, dom: &Dom, s: &Scored) -> Vec<bool> {
-        let r = self.region(dom, &s.scores);
-        prune::keep(dom, &s.blocks, &s.furniture, r)
+        let mode = if self.site { Mode::Site } else { Mode::Page };
+        let r = if !self.features.region {
+            0
+        } else if mode == Mode::Site && self.features.frame {
+            let core = self.region(dom, &s.scores);
+            region::frame(
+                dom,
+                &s.blocks,
+                &s.furniture,
+                core,
+                self.features.frame_percent,
+            )
+        } else {
+            self.region(dom, &s.scores)
+        };
+        let kept = prune::keep(dom, &s.blocks, &s.furniture, r, mode, &self.features);
+        if kept.iter().any(|&k| k) {
+            return kept;
+        }
+        // A page is never emptied while it has text of its own: a page of links alone in its
+        // cluster (a contents page) keeps what lies outside furniture, else all its own text.
+        let own = |b: &super::content::blocks::Block| b.own_tokens() > 0;
+        let outside_furniture: Vec<bool> = s
+            .blocks
+            .blocks
+            .iter()
+            .zip(&s.furniture)
+            .map(|(b, &f)| own(b) && !f)
+            .collect();
+        if outside_furniture.iter().any(|&k| k) {
+            return outside_furniture;
+        }
+        s.blocks.blocks.iter().map(own).collect()
     }
 
     /// The page's text from its scores.
@@ -207,7 +262,11 @@ impl ClusterModel {
         let kept = self.keep(dom, s);
         text::render(dom, |i| {
             let b = s.blocks.block_of[i];
-            b != NONE && kept[b as usize] && !s.blocks.in_template[i]
+            // A kept block of template text only is template text inside the content
+            // (`prune::template_in_content`): its text renders.
+            b != NONE
+                && kept[b as usize]
+                && (!s.blocks.in_template[i] || s.blocks.blocks[b as usize].own_tokens() == 0)
         })
     }
 
@@ -457,6 +516,30 @@ pub(crate) mod tests {
             .replace(&body_paragraph(4, 0), &sentence(4, 0));
         let doms: Vec<Dom> = pages.iter().map(|p| parse_html(p).dom).collect();
         let result = clean_as_one_cluster(&doms);
-        assert_eq!(result.texts[4].trim(), sentence(4, 0));
+        let text = &result.texts[4];
+        assert!(text.contains(&sentence(4, 0)), "{text}");
+        // Its headline may come with it (the site-mode region widens to the page's own
+        // heading); the lists and comments around it do not.
+        for chaff in [
+            "Council answers",
+            "public debate",
+            "Most read",
+            "Copyright",
+            "Home",
+        ] {
+            assert!(!text.contains(chaff), "kept {chaff:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn regression_a_page_of_links_alone_in_its_cluster_is_not_emptied() {
+        // Broke (issue 9): cleaning wrote empty pages (52 on one documentation site): a page
+        // whose text is all links lost every line to the link rule.
+        let links: String = (0..8)
+            .map(|k| format!("<li><a href=/c/{k}>Chapter {k}: the {}</a></li>", WORDS[k]))
+            .collect();
+        let doms = vec![parse_html(&format!("<body><ul>{links}</ul></body>")).dom];
+        let text = &clean_as_one_cluster(&doms).texts[0];
+        assert!(text.contains("Chapter 3: the harbour"), "{text:?}");
     }
 }

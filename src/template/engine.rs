@@ -6,6 +6,7 @@ use crate::dom::Dom;
 
 use super::clean::ClusterModel;
 use super::cluster::{cluster, Algorithm, Clustering};
+use super::content::features::Features;
 use super::support::{self, Support};
 
 #[derive(Clone, Debug, Default)]
@@ -41,14 +42,33 @@ pub fn essential_from_sets(sets: &[Vec<u64>]) -> Vec<Vec<u64>> {
 /// cleaned text — what `clean_clusters` does per cluster, for callers that hold one cluster's
 /// pages at a time.
 pub fn clean_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<String>) {
+    clean_cluster_with(pages, essential, Features::ALL)
+}
+
+/// `clean_cluster` with some components off (the dev harness's ablations).
+fn clean_cluster_with(
+    pages: &[&Dom],
+    essential: &[&[u64]],
+    features: Features,
+) -> (Vec<u64>, Vec<String>) {
     let template = support::template(essential.iter().copied());
-    let (_, texts) = ClusterModel::learn_and_clean(pages, &template);
+    let (_, texts) = ClusterModel::learn_and_clean_with(pages, &template, features);
     (template, texts)
 }
 
 /// Clean one host's pages under a given clustering (the crawler's, or `cluster`'s):
 /// per cluster, its template and `ClusterModel`, then each member page's text.
 pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clustering) -> SiteResult {
+    clean_clusters_with(doms, essential, clustering, Features::ALL)
+}
+
+/// `clean_clusters` with some components off (the dev harness's ablations).
+pub fn clean_clusters_with(
+    doms: &[Dom],
+    essential: &[Vec<u64>],
+    clustering: Clustering,
+    features: Features,
+) -> SiteResult {
     let mut texts = vec![String::new(); doms.len()];
     let mut templates = Vec::with_capacity(clustering.clusters.len());
     for members in &clustering.clusters {
@@ -57,7 +77,7 @@ pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clusteri
             .iter()
             .map(|&i| essential[i as usize].as_slice())
             .collect();
-        let (template, cleaned) = clean_cluster(&pages, &sets);
+        let (template, cleaned) = clean_cluster_with(&pages, &sets, features);
         for (&i, text) in members.iter().zip(cleaned) {
             texts[i as usize] = text;
         }

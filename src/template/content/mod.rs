@@ -4,6 +4,7 @@
 //! widgets and pagers go too.
 
 pub mod blocks;
+pub mod features;
 pub mod hints;
 pub mod prune;
 pub mod region;

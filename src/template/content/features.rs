@@ -1,0 +1,101 @@
+//! The cleaner's components as switches, so each one's effect can be measured alone (the
+//! ablation table in docs/quality.md), and its one new tuned share, so leave-one-out figures can
+//! be measured. The product always runs `Features::ALL`; only the dev harness
+//! (`examples/clean_dev.rs --without NAME --frame PCT`) changes them.
+
+/// Which components of the content model run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Features {
+    /// Template text is removed (the cluster's template path set).
+    pub template: bool,
+    /// Site mode: a cluster of two or more distinct pages is cleaned on cross-page evidence
+    /// (`Mode::Site`); off, every cluster is cleaned like a single page (`Mode::Page`).
+    pub site_mode: bool,
+    /// The content region (prose core, agreed by the cluster's vote); off, the whole page.
+    pub region: bool,
+    /// Site mode: the region widens from the prose core to the element holding most of the
+    /// page's eligible text (generated docs keep tables, code and lists beside the prose).
+    pub frame: bool,
+    /// Page mode: boxes that read as links, furniture or chrome are cut whole.
+    pub boxes: bool,
+    /// Blocks that read as links are dropped (in site mode only when their record reads as
+    /// links and they recur on other pages).
+    pub links: bool,
+    /// Short lines repeated on other pages are dropped (in site mode only outside records).
+    pub repeated: bool,
+    /// Markup hints (`nav`, `aside`, class words such as `comments`) mark furniture.
+    pub furniture: bool,
+    /// Site mode: template text inside a record of page-specific content is kept (generated
+    /// headings such as "Parameters:" or "Method Summary").
+    pub template_in_content: bool,
+    /// The share of a page's eligible text the site-mode region must hold, in percent
+    /// (`region::FRAME_PERCENT`).
+    pub frame_percent: u64,
+}
+
+impl Features {
+    /// Every component on: what the product runs.
+    pub const ALL: Features = Features {
+        template: true,
+        site_mode: true,
+        region: true,
+        frame: true,
+        boxes: true,
+        links: true,
+        repeated: true,
+        furniture: true,
+        template_in_content: true,
+        frame_percent: super::region::FRAME_PERCENT,
+    };
+
+    /// The component names, in the order of the ablation table.
+    pub const NAMES: &'static [&'static str] = &[
+        "template",
+        "site-mode",
+        "region",
+        "frame",
+        "boxes",
+        "links",
+        "repeated",
+        "furniture",
+        "template-in-content",
+    ];
+
+    /// `self` with the component `name` (one of `NAMES`) turned off; `None` for an unknown name.
+    pub fn without(mut self, name: &str) -> Option<Features> {
+        let flag = match name {
+            "template" => &mut self.template,
+            "site-mode" => &mut self.site_mode,
+            "region" => &mut self.region,
+            "frame" => &mut self.frame,
+            "boxes" => &mut self.boxes,
+            "links" => &mut self.links,
+            "repeated" => &mut self.repeated,
+            "furniture" => &mut self.furniture,
+            "template-in-content" => &mut self.template_in_content,
+            _ => return None,
+        };
+        *flag = false;
+        Some(self)
+    }
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Features::ALL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_turns_one_component_off() {
+        for name in Features::NAMES {
+            let off = Features::ALL.without(name).expect("a known name");
+            assert_ne!(off, Features::ALL, "{name}");
+        }
+        assert!(Features::ALL.without("nonsense").is_none());
+    }
+}
