@@ -233,6 +233,7 @@ impl ClusterModel {
                 &s.furniture,
                 core,
                 self.features.frame_percent,
+                self.features.title,
             )
         } else {
             self.region(dom, &s.scores)

@@ -16,6 +16,8 @@ pub struct Features {
     /// Site mode: the region widens from the prose core to the element holding most of the
     /// page's eligible text (generated docs keep tables, code and lists beside the prose).
     pub frame: bool,
+    /// Site mode: the region also widens to the content's own heading (a title beside its body).
+    pub title: bool,
     /// Page mode: boxes that read as links, furniture or chrome are cut whole.
     pub boxes: bool,
     /// Blocks that read as links are dropped (in site mode only when their record reads as
@@ -40,6 +42,7 @@ impl Features {
         site_mode: true,
         region: true,
         frame: true,
+        title: true,
         boxes: true,
         links: true,
         repeated: true,
@@ -54,6 +57,7 @@ impl Features {
         "site-mode",
         "region",
         "frame",
+        "title",
         "boxes",
         "links",
         "repeated",
@@ -68,6 +72,7 @@ impl Features {
             "site-mode" => &mut self.site_mode,
             "region" => &mut self.region,
             "frame" => &mut self.frame,
+            "title" => &mut self.title,
             "boxes" => &mut self.boxes,
             "links" => &mut self.links,
             "repeated" => &mut self.repeated,

@@ -167,8 +167,10 @@ pub fn keep(
 
 /// Site mode: a block of template text only is kept when its record lies strictly inside the
 /// region and holds kept page-specific text — a generated heading or term ("Parameters:",
-/// "Method Summary") belongs to the content it introduces; a template label standing alone
-/// ("Advertisement", "Share this") does not.
+/// "Method Summary") belongs to the content it introduces — or when it is a heading (`h1`–`h6`,
+/// `dt`, `th`, `caption`) between the first and the last kept block (a generated section such as
+/// "Auto Trait Implementations" inside generated docs). A template label standing alone
+/// ("Advertisement", "Share this") does not come back.
 fn template_in_content(
     dom: &Dom,
     blocks: &Blocks,
@@ -189,16 +191,33 @@ fn template_in_content(
         kept_here[parent] += kept_here[i];
     }
     let end = dom.nodes[region].end as usize;
-    for (k, (b, &f)) in kept.iter_mut().zip(blocks.blocks.iter().zip(furniture)) {
+    // Blocks in document order: the first and last kept ones bound the page's content.
+    let lo = kept.iter().position(|&k| k).unwrap_or(usize::MAX);
+    let hi = kept.iter().rposition(|&k| k).unwrap_or(0);
+    for (i, (k, (b, &f))) in kept
+        .iter_mut()
+        .zip(blocks.blocks.iter().zip(furniture))
+        .enumerate()
+    {
         let first = blocks.first_node(b);
         if b.own_tokens() != 0 || b.template_tokens == 0 || f || first <= region || first >= end {
             continue;
         }
         let a = records.of(dom, first);
-        if a > region && kept_here[a] > 0 {
+        let in_record = a > region && kept_here[a] > 0;
+        let heading_within = i > lo && i < hi && is_heading(dom, b.container as usize);
+        if in_record || heading_within {
             *k = true;
         }
     }
+}
+
+/// Elements that title what follows them: headings, definition terms, table headers, captions.
+fn is_heading(dom: &Dom, i: usize) -> bool {
+    matches!(
+        dom.tag(i),
+        Some("h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "dt" | "th" | "caption")
+    )
 }
 
 #[cfg(test)]

@@ -105,8 +105,15 @@ pub fn best(dom: &Dom, scores: &[i64]) -> usize {
 pub const FRAME_PERCENT: u64 = 80;
 
 /// The deepest ancestor of `core` (or `core` itself) holding at least `percent` % of the page's
-/// eligible text (`FRAME_PERCENT`).
-pub fn frame(dom: &Dom, blocks: &Blocks, furniture: &[bool], core: usize, percent: u64) -> usize {
+/// eligible text (`FRAME_PERCENT`); with `title`, widened further to the content's own heading.
+pub fn frame(
+    dom: &Dom,
+    blocks: &Blocks,
+    furniture: &[bool],
+    core: usize,
+    percent: u64,
+    title: bool,
+) -> usize {
     let n = dom.nodes.len();
     // Eligible tokens per subtree, and those of them outside headings.
     let mut eligible = vec![0u64; n];
@@ -132,7 +139,7 @@ pub fn frame(dom: &Dom, blocks: &Blocks, furniture: &[bool], core: usize, percen
     }
     // The content's own heading (a post's or an article's title beside its body): widen while
     // the parent adds heading text and nothing else that is eligible.
-    while r > 0 {
+    while title && r > 0 {
         let p = dom.nodes[r].parent as usize;
         if plain[p] == plain[r] && eligible[p] > eligible[r] {
             r = p;
