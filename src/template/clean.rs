@@ -82,6 +82,8 @@ fn vote_region(pages: &[&Dom], scored: &[Scored]) -> Option<u64> {
 struct Scored {
     blocks: Blocks,
     furniture: Vec<bool>,
+    /// Per block, the outermost furniture element around it (`region::furniture_roots`).
+    furniture_roots: Vec<u32>,
     scores: Vec<i64>,
 }
 
@@ -187,15 +189,17 @@ impl ClusterModel {
 
     fn score(&self, dom: &Dom) -> Scored {
         let blocks = self.blocks(dom);
-        let furniture = if self.features.furniture {
-            region::furniture_blocks(dom, &blocks)
+        let furniture_roots = if self.features.furniture {
+            region::furniture_roots(dom, &blocks)
         } else {
-            vec![false; blocks.blocks.len()]
+            vec![NONE; blocks.blocks.len()]
         };
+        let furniture: Vec<bool> = furniture_roots.iter().map(|&r| r != NONE).collect();
         let scores = region::subtree_scores(dom, &blocks, &furniture, Pass::Region);
         Scored {
             blocks,
             furniture,
+            furniture_roots,
             scores,
         }
     }
@@ -223,22 +227,32 @@ impl ClusterModel {
 
     fn keep(&self, dom: &Dom, s: &Scored) -> Vec<bool> {
         let mode = if self.site { Mode::Site } else { Mode::Page };
-        let r = if !self.features.region {
+        let core = if self.features.region {
+            self.region(dom, &s.scores)
+        } else {
             0
-        } else if mode == Mode::Site && self.features.frame {
-            let core = self.region(dom, &s.scores);
+        };
+        // Site mode: furniture markup embedded in the content's prose is content.
+        let embedded;
+        let furniture = if mode == Mode::Site && self.features.furniture && self.features.embedded {
+            embedded = region::embedded_furniture(dom, &s.blocks, &s.furniture_roots, core);
+            &embedded
+        } else {
+            &s.furniture
+        };
+        let r = if self.features.region && mode == Mode::Site && self.features.frame {
             region::frame(
                 dom,
                 &s.blocks,
-                &s.furniture,
+                furniture,
                 core,
                 self.features.frame_percent,
                 self.features.title,
             )
         } else {
-            self.region(dom, &s.scores)
+            core
         };
-        let kept = prune::keep(dom, &s.blocks, &s.furniture, r, mode, &self.features);
+        let kept = prune::keep(dom, &s.blocks, furniture, r, mode, &self.features);
         if kept.iter().any(|&k| k) {
             return kept;
         }
@@ -249,7 +263,7 @@ impl ClusterModel {
             .blocks
             .blocks
             .iter()
-            .zip(&s.furniture)
+            .zip(furniture)
             .map(|(b, &f)| own(b) && !f)
             .collect();
         if outside_furniture.iter().any(|&k| k) {

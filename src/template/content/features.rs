@@ -27,6 +27,9 @@ pub struct Features {
     pub repeated: bool,
     /// Markup hints (`nav`, `aside`, class words such as `comments`) mark furniture.
     pub furniture: bool,
+    /// Site mode: furniture markup embedded in the prose core's prose, around a long text of its
+    /// own, is content (a documentation tip box marked `sidebar`).
+    pub embedded: bool,
     /// Site mode: template text inside a record of page-specific content is kept (generated
     /// headings such as "Parameters:" or "Method Summary").
     pub template_in_content: bool,
@@ -47,6 +50,7 @@ impl Features {
         links: true,
         repeated: true,
         furniture: true,
+        embedded: true,
         template_in_content: true,
         frame_percent: super::region::FRAME_PERCENT,
     };
@@ -62,6 +66,7 @@ impl Features {
         "links",
         "repeated",
         "furniture",
+        "embedded",
         "template-in-content",
     ];
 
@@ -77,6 +82,7 @@ impl Features {
             "links" => &mut self.links,
             "repeated" => &mut self.repeated,
             "furniture" => &mut self.furniture,
+            "embedded" => &mut self.embedded,
             "template-in-content" => &mut self.template_in_content,
             _ => return None,
         };
