@@ -1,9 +1,11 @@
 //! `thresher clean SITE_DIR... [--warc FILE]... --out OUT`: the crawler's template engine over
 //! saved pages (DESIGN.md §4). Every `*.html` of a SITE_DIR is one host's pages and becomes
 //! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files are grouped by host
-//! and become `OUT/<host>/<page id>.txt` plus `OUT/<host>/index.tsv` (page id → URL), where the
-//! page id is the 16 hex digits of the xxh3-64 of the record's target URI (stable across runs
-//! and WARC files, safe in file names).
+//! and become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where
+//! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port
+//! included) and the page id is the 16 hex digits of the xxh3-64 of the record's target URI
+//! normalised as the crawl normalises URLs (stable across runs and WARC files, safe in file
+//! names).
 //!
 //! Nothing given is lost silently: an input that cannot be used (not a directory, unreadable, a
 //! malformed WARC record) is reported on stderr and in the summary, the rest is cleaned, and the
@@ -23,8 +25,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cli::CleanArgs;
+use crate::crawl::url::{normalize_url, site_key};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
+use crate::output::{self, site_dir_name};
 use crate::template::Algorithm;
 use crate::warc;
 
@@ -49,7 +53,8 @@ pub enum CleanError {
 /// One host's saved pages.
 #[derive(Clone, Debug)]
 pub struct Site {
-    /// Output directory name: the SITE_DIR's name or the host.
+    /// Output directory name: the SITE_DIR's name, or the directory the crawl would write the
+    /// host to (`output::site_dir_name` of its site key).
     pub name: String,
     /// Where the site came from (for messages).
     pub origin: String,
@@ -306,7 +311,7 @@ fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
     hosts
         .into_iter()
         .map(|(host, pages)| Site {
-            name: host.clone(),
+            name: site_dir_name(&host),
             origin: format!("WARC host {host}"),
             pages: pages.into_values().collect(),
             index: true,
@@ -354,7 +359,9 @@ fn page_from_record(r: &warc::Record, file: &Path, reporter: &Reporter) -> Optio
     if !html {
         return None;
     }
-    let host = safe_name(&url.host_str().unwrap_or_default().to_ascii_lowercase());
+    // The crawl's site key and URL form, so `clean --warc` writes where the crawl does.
+    let url = normalize_url(url.clone()).unwrap_or(url);
+    let host = site_key(&url);
     let url = url.to_string();
     let content_type = response.header("Content-Type").map(str::to_string);
     Some((
@@ -378,19 +385,6 @@ fn looks_like_html(body: &[u8]) -> bool {
         .map(u8::to_ascii_lowercase)
         .collect();
     start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
-}
-
-/// A host as a directory name: IPv6 brackets and colons and anything else odd become `_`.
-fn safe_name(host: &str) -> String {
-    host.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Two inputs that would write the same `OUT/<name>/`: the later one is skipped (reported).
@@ -605,19 +599,12 @@ fn write_site(
     Ok(())
 }
 
-/// Write then rename, so a crash leaves the old file or the new one, never half of one.
+/// [`output::write_atomic`] with the path in the error.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CleanError> {
-    let err = |source| CleanError::Write {
+    output::write_atomic(path, bytes).map_err(|source| CleanError::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    })
 }
 
 /// `f` over `items` on `jobs` threads; results in input order.

@@ -135,7 +135,7 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
         Format::Text => {
             let dir = args.out.clone().expect("invariant: checked above");
             for host in &hosts {
-                let host_dir = dir.join(crate::cmd::site_dir_name(host));
+                let host_dir = dir.join(crate::output::site_dir_name(host));
                 std::fs::create_dir_all(&host_dir).map_err(|source| ExportError::Write {
                     path: host_dir.clone(),
                     source,
@@ -148,13 +148,13 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
                         continue;
                     };
                     let path = host_dir.join(format!("{}.txt", page_stem(id)));
-                    crate::cmd::write_atomic(&path, clean.text.as_bytes())
+                    crate::output::write_atomic(&path, clean.text.as_bytes())
                         .map_err(|source| ExportError::Write { path, source })?;
                     index.push_str(&format!("{}\t{}\n", page_stem(id), meta.url));
                     summary.exported += 1;
                 }
                 let path = host_dir.join("index.tsv");
-                crate::cmd::write_atomic(&path, index.as_bytes())
+                crate::output::write_atomic(&path, index.as_bytes())
                     .map_err(|source| ExportError::Write { path, source })?;
             }
         }

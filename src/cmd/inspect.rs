@@ -106,7 +106,7 @@ pub fn run(args: &InspectArgs) -> Result<Inspection, InspectError> {
     let host = resolve_host(&store, &args.host, &args.data)?;
     let report = build(&store, &host, args.page.as_deref())?;
     drop(store);
-    crate::cmd::write_atomic(&args.report, report::render(&report).as_bytes()).map_err(
+    crate::output::write_atomic(&args.report, report::render(&report).as_bytes()).map_err(
         |source| InspectError::Write {
             path: args.report.clone(),
             source,

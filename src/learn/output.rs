@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::{site_dir_name, write_atomic};
 use crate::crawl::url::page_stem;
+use crate::output::{site_dir_name, write_atomic};
 use crate::store::{now_ms, CleanRecord, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,4 @@
+//! The hostile suite: one regression test per defect of issue 10, named after it.
+
+mod files_common;
+mod files_escape;
