@@ -2,3 +2,4 @@
 
 mod files_common;
 mod files_escape;
+mod files_warc_memory;

@@ -80,6 +80,13 @@ pub enum Source {
         bytes: Vec<u8>,
         content_type: Option<String>,
     },
+    /// A WARC response body set aside on disk (lz4, see `Spool`) with its `Content-Type`.
+    Spooled {
+        path: PathBuf,
+        /// Decoded length.
+        len: u64,
+        content_type: Option<String>,
+    },
 }
 
 impl Source {
@@ -87,6 +94,7 @@ impl Source {
         match self {
             Source::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
             Source::Body { bytes, .. } => bytes.len() as u64,
+            Source::Spooled { len, .. } => *len,
         }
     }
 }
@@ -185,11 +193,18 @@ pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
             sites.push(site);
         }
     }
-    sites.extend(sites_from_warcs(&args.warc, &reporter));
+    // WARC bodies wait on disk, not in memory, until their batch is cleaned.
+    let mut spool = None;
+    if !args.warc.is_empty() {
+        let s = Spool::new(&args.out)?;
+        sites.extend(sites_from_warcs(&args.warc, &s, &reporter));
+        spool = Some(s);
+    }
     let sites = unique_names(sites, &reporter);
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let summaries = clean_batches(&sites, &args.out, detector, jobs, &reporter)?;
     reporter.bar.finish_and_clear();
+    drop(spool);
     let outcome = Outcome {
         sites: summaries,
         problems: reporter.take_problems(),
@@ -283,7 +298,7 @@ fn site_from_dir(dir: &Path, reporter: &Reporter) -> Option<Site> {
 
 /// The HTML pages of WARC files grouped by host (sorted by host, pages by URL; a URL captured
 /// twice keeps its last capture).
-fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
+fn sites_from_warcs(files: &[PathBuf], spool: &Spool, reporter: &Reporter) -> Vec<Site> {
     let mut hosts: BTreeMap<String, BTreeMap<String, Page>> = BTreeMap::new();
     for file in files {
         reporter
@@ -299,9 +314,17 @@ fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
         for record in reader {
             match record {
                 Ok(r) => {
-                    if let Some((host, page)) = page_from_record(&r, file, reporter) {
-                        let url = page.url.clone().unwrap_or_default();
-                        hosts.entry(host).or_default().insert(url, page);
+                    let Some((host, page)) = page_from_record(&r, file, spool, reporter) else {
+                        continue;
+                    };
+                    let url = page.url.clone().unwrap_or_default();
+                    if let Some(Page {
+                        source: Source::Spooled { path, .. },
+                        ..
+                    }) = hosts.entry(host).or_default().insert(url, page)
+                    {
+                        // An earlier capture of the URL: its body is not needed any more.
+                        let _ = std::fs::remove_file(path);
                     }
                 }
                 Err(e) => reporter.problem(format!("{}: {e}; skipped", file.display())),
@@ -321,7 +344,12 @@ fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
 
 /// A record's page and host when it is a 2xx HTML response; other records are passed over
 /// quietly (request, metadata, redirects, images…), broken ones reported.
-fn page_from_record(r: &warc::Record, file: &Path, reporter: &Reporter) -> Option<(String, Page)> {
+fn page_from_record(
+    r: &warc::Record,
+    file: &Path,
+    spool: &Spool,
+    reporter: &Reporter,
+) -> Option<(String, Page)> {
     if r.warc_type().as_deref() != Some("response") {
         return None;
     }
@@ -364,13 +392,24 @@ fn page_from_record(r: &warc::Record, file: &Path, reporter: &Reporter) -> Optio
     let host = site_key(&url);
     let url = url.to_string();
     let content_type = response.header("Content-Type").map(str::to_string);
+    let path = match spool.put(&response.body) {
+        Ok(p) => p,
+        Err(e) => {
+            reporter.problem(format!(
+                "{} ({uri}): cannot set the body aside: {e}; skipped",
+                at()
+            ));
+            return None;
+        }
+    };
     Some((
         host,
         Page {
             stem: format!("{:016x}", xxh3_64(url.as_bytes())),
             url: Some(url),
-            source: Source::Body {
-                bytes: response.body,
+            source: Source::Spooled {
+                path,
+                len: response.body.len() as u64,
                 content_type,
             },
         },
@@ -385,6 +424,46 @@ fn looks_like_html(body: &[u8]) -> bool {
         .map(u8::to_ascii_lowercase)
         .collect();
     start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
+}
+
+/// WARC bodies set aside between reading the WARC files and cleaning their batch, so memory
+/// holds one batch of sites (`BATCH_BYTES`, or one site), not the whole WARC: lz4-compressed
+/// files in `OUT/.thresher-spool-PID/`, removed when the spool is dropped.
+struct Spool {
+    dir: PathBuf,
+    next: AtomicUsize,
+}
+
+impl Spool {
+    fn new(out: &Path) -> Result<Spool, CleanError> {
+        let dir = out.join(format!(".thresher-spool-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| CleanError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(Spool {
+            dir,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    fn put(&self, body: &[u8]) -> std::io::Result<PathBuf> {
+        let path = self
+            .dir
+            .join(format!("{}.lz4", self.next.fetch_add(1, Ordering::Relaxed)));
+        std::fs::write(&path, lz4_flex::compress_prepend_size(body))?;
+        Ok(path)
+    }
+
+    fn get(path: &Path) -> std::io::Result<Vec<u8>> {
+        lz4_flex::decompress_size_prepended(&std::fs::read(path)?).map_err(std::io::Error::other)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Two inputs that would write the same `OUT/<name>/`: the later one is skipped (reported).
@@ -536,6 +615,22 @@ fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64
             parse_bytes(bytes, content_type.as_deref()).dom,
             bytes.len() as u64,
         )),
+        Source::Spooled {
+            path, content_type, ..
+        } => match Spool::get(path) {
+            Ok(bytes) => Some((
+                parse_bytes(&bytes, content_type.as_deref()).dom,
+                bytes.len() as u64,
+            )),
+            Err(e) => {
+                reporter.problem(format!(
+                    "cannot read back a WARC body set aside in {} (site {}): {e}; page skipped",
+                    path.display(),
+                    site.name
+                ));
+                None
+            }
+        },
     };
     reporter.bar.inc(1);
     result.map(|(dom, len)| (dom, len, t.elapsed()))
