@@ -2,4 +2,5 @@
 
 mod files_common;
 mod files_escape;
+mod files_store;
 mod files_warc_memory;

@@ -69,7 +69,7 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
     if !args.data.exists() {
         return Err(ExportError::Missing(args.data.clone()));
     }
-    let store = Store::open(&args.data, 32 << 20)?;
+    let store = Store::open_existing(&args.data, 32 << 20)?;
     let sites: Vec<String> = store.sites().into_iter().map(|(s, _)| s).collect();
     let hosts: Vec<String> = if args.host.is_empty() {
         sites

@@ -201,7 +201,7 @@ pub fn report(data: &Path) -> Result<StatusReport, StatusError> {
     if !data.exists() {
         return Err(StatusError::Missing(data.to_path_buf()));
     }
-    match Store::open(data, 16 << 20) {
+    match Store::open_existing(data, 16 << 20) {
         Ok(store) => Ok(StatusReport::from_store(&store)?),
         Err(StoreError::Locked { .. }) => {
             let path = data.join(SNAPSHOT);
