@@ -2,5 +2,6 @@
 
 mod files_common;
 mod files_escape;
+mod files_index;
 mod files_store;
 mod files_warc_memory;

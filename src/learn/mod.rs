@@ -109,8 +109,17 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
     let mut summary = LearnSummary::default();
 
-    // Pages stored by an earlier run that never reached the clustering.
+    // Pages stored by an earlier run that never reached the clustering; and each site's
+    // directory brought back in step with the store (a kill -9 between text files and index).
     for (site, _) in store.sites() {
+        match out.reconcile(store, &site) {
+            Ok(true) => tracing::info!(%site, "output directory brought in step with the store"),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::error!(%site, "cannot bring the output directory in step: {e}");
+                summary.failed_sites.push(site.clone());
+            }
+        }
         let state = states.entry(site.clone()).or_default();
         match learner.unclustered(&site, state) {
             Ok(ids) if !ids.is_empty() => {
