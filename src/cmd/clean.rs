@@ -34,6 +34,8 @@ use crate::warc;
 
 /// HTML bytes parsed and cleaned per batch of sites.
 pub const BATCH_BYTES: u64 = 256 << 20;
+/// The largest saved page read from a SITE_DIR; larger files are skipped (reported).
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// The largest decoded HTML body taken from a WARC record (the crawler's body cap).
 pub const MAX_PAGE_BYTES: usize = 16 << 20;
 
@@ -116,6 +118,8 @@ pub struct Outcome {
     pub sites: Vec<SiteSummary>,
     /// Inputs, pages and records that were skipped, one message each.
     pub problems: Vec<String>,
+    /// Pages cleaned only in part (the parser's limits cut them), one message each.
+    pub cut: Vec<String>,
     pub elapsed: Duration,
 }
 
@@ -139,6 +143,7 @@ impl Outcome {
 struct Reporter {
     bar: ProgressBar,
     problems: std::sync::Mutex<Vec<String>>,
+    cut: std::sync::Mutex<Vec<String>>,
 }
 
 impl Reporter {
@@ -156,6 +161,7 @@ impl Reporter {
         Reporter {
             bar,
             problems: std::sync::Mutex::new(Vec::new()),
+            cut: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -165,6 +171,12 @@ impl Reporter {
             .lock()
             .expect("invariant: no panic while holding the lock")
             .push(msg);
+    }
+
+    /// A page cleaned in part: said, counted, but not a skipped input.
+    fn cut(&self, msg: String) {
+        self.bar.suspend(|| eprintln!("thresher: warning: {msg}"));
+        lock(&self.cut).push(msg);
     }
 
     fn take_problems(&self) -> Vec<String> {
@@ -208,6 +220,7 @@ pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
     let outcome = Outcome {
         sites: summaries,
         problems: reporter.take_problems(),
+        cut: std::mem::take(&mut *lock(&reporter.cut)),
         elapsed: started.elapsed(),
     };
     if outcome.pages() == 0 {
@@ -270,8 +283,33 @@ fn site_from_dir(dir: &Path, reporter: &Reporter) -> Option<Site> {
         let is_html = path
             .extension()
             .is_some_and(|x| x.eq_ignore_ascii_case("html"));
-        if !is_html || path.is_dir() {
+        if !is_html {
             continue;
+        }
+        // Regular files only (a symlink counts by its target): a FIFO would block the read
+        // forever, a device such as /dev/zero never ends.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(m) if !m.is_file() => {
+                reporter.problem(format!(
+                    "{} is not a regular file (a FIFO, socket or device); skipped",
+                    path.display()
+                ));
+                continue;
+            }
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                reporter.problem(format!(
+                    "{} is {} bytes, over the {MAX_FILE_BYTES}-byte limit for one page; skipped",
+                    path.display(),
+                    m.len()
+                ));
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                reporter.problem(format!("cannot read {}: {e}; skipped", path.display()));
+                continue;
+            }
         }
         let stem = path
             .file_stem()
@@ -596,44 +634,86 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Read (if saved as a file) and parse one page; a page that cannot be read is reported.
 fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64, Duration)> {
     let t = Instant::now();
-    let result = match &page.source {
-        Source::File(path) => match std::fs::read(path) {
-            Ok(bytes) => Some((parse_bytes(&bytes, None).dom, bytes.len() as u64)),
+    let (bytes, content_type) = match &page.source {
+        Source::File(path) => match read_capped(path) {
+            Ok(bytes) => (std::borrow::Cow::Owned(bytes), None),
             Err(e) => {
                 reporter.problem(format!(
                     "cannot read {} (site {}): {e}; page skipped",
                     path.display(),
                     site.name
                 ));
-                None
+                reporter.bar.inc(1);
+                return None;
             }
         },
         Source::Body {
             bytes,
             content_type,
-        } => Some((
-            parse_bytes(bytes, content_type.as_deref()).dom,
-            bytes.len() as u64,
-        )),
+        } => (
+            std::borrow::Cow::Borrowed(&bytes[..]),
+            content_type.as_deref(),
+        ),
         Source::Spooled {
             path, content_type, ..
         } => match Spool::get(path) {
-            Ok(bytes) => Some((
-                parse_bytes(&bytes, content_type.as_deref()).dom,
-                bytes.len() as u64,
-            )),
+            Ok(bytes) => (std::borrow::Cow::Owned(bytes), content_type.as_deref()),
             Err(e) => {
                 reporter.problem(format!(
                     "cannot read back a WARC body set aside in {} (site {}): {e}; page skipped",
                     path.display(),
                     site.name
                 ));
-                None
+                reporter.bar.inc(1);
+                return None;
             }
         },
     };
+    let parsed = parse_bytes(&bytes, content_type);
+    if parsed.truncated {
+        let name = page.url.clone().unwrap_or_else(|| match &page.source {
+            Source::File(p) => p.display().to_string(),
+            _ => page.stem.clone(),
+        });
+        reporter.cut(format!(
+            "{name} (site {}): the parser's limits (nesting depth {}, {} s per page) cut the \
+             page; its text is cleaned only up to the cut",
+            site.name,
+            crate::dom::parse::MAX_DEPTH,
+            crate::dom::parse::PARSE_BUDGET.as_secs()
+        ));
+    }
     reporter.bar.inc(1);
-    result.map(|(dom, len)| (dom, len, t.elapsed()))
+    Some((parsed.dom, bytes.len() as u64, t.elapsed()))
+}
+
+/// A saved page's bytes: a regular file, at most `MAX_FILE_BYTES` (checked again on the open
+/// file: it may have changed since it was listed).
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    #[cfg(unix)]
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking, so a FIFO put in place after the listing does not hang the open.
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?
+    };
+    #[cfg(not(unix))]
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(MAX_FILE_BYTES) as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "over the {MAX_FILE_BYTES}-byte limit for one page"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// One site's pages that parsed.
@@ -774,6 +854,13 @@ fn write_summary(w: &mut impl Write, o: &Outcome, detector: Detector) -> std::io
             s.pages,
             s.clusters,
             s.cpu.as_secs_f64()
+        )?;
+    }
+    if !o.cut.is_empty() {
+        writeln!(
+            w,
+            "{} page(s) cleaned only in part (the parser's limits cut them), each reported above",
+            o.cut.len()
         )?;
     }
     if !o.problems.is_empty() {
