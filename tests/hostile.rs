@@ -2,6 +2,8 @@
 
 mod files_common;
 mod files_escape;
+mod files_fetch;
 mod files_index;
+mod files_low;
 mod files_store;
 mod files_warc_memory;

@@ -193,7 +193,9 @@ pub enum StatusError {
 }
 
 pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
-    print!("{}", report(&args.data)?.render());
+    let text = report(&args.data)?.render();
+    // `status | head`: a closed pipe is the reader's choice, not an error (nor a panic).
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())
 }
 

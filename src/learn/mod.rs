@@ -52,6 +52,8 @@ pub struct LearnSummary {
     pub pages_written: u64,
     /// Sites whose learning failed (the error is logged; the crawl is not affected).
     pub failed_sites: Vec<String>,
+    /// What went wrong, one line per failure (`site: error`), for the summary.
+    pub failures: Vec<String>,
 }
 
 /// The running learner.
@@ -117,6 +119,7 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
             Ok(false) => {}
             Err(e) => {
                 tracing::error!(%site, "cannot bring the output directory in step: {e}");
+                summary.failures.push(format!("{site}: {e}"));
                 summary.failed_sites.push(site.clone());
             }
         }
@@ -196,6 +199,7 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
                 }
                 Err(e) => {
                     tracing::error!(%site, "template learning step failed: {e}");
+                    summary.failures.push(format!("{site}: {e}"));
                     summary.failed_sites.push(site);
                 }
             }
@@ -263,6 +267,7 @@ fn finish_all(
             }
             Err(e) => {
                 tracing::error!(%site, "end-of-crawl template pass failed: {e}");
+                summary.failures.push(format!("{site}: {e}"));
                 summary.failed_sites.push(site);
             }
         }
