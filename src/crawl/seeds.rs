@@ -246,7 +246,7 @@ mod tests {
             bad[0].reason,
             SeedErrorKind::NotUtf8 {
                 byte: 0xE9,
-                column: 13
+                column: 12
             }
         ));
         assert_eq!(ok(&text), ["https://a.example/", "https://b.example/"]);
