@@ -3,6 +3,7 @@
 mod files_common;
 mod files_escape;
 mod files_fetch;
+mod files_fuzz;
 mod files_index;
 mod files_low;
 mod files_store;
