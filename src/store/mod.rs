@@ -178,18 +178,20 @@ impl Store {
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
         loop {
             // sled panics on some damage to its files: a damaged store, not a crash.
-            let attempt = std::panic::catch_unwind(|| Store::open_once(dir, cache_bytes, create))
-                .unwrap_or_else(|panic| {
-                    let reason = panic
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| panic.downcast_ref::<&str>().copied())
-                        .unwrap_or("sled failed reading it");
-                    Err(StoreError::Damaged {
-                        dir: dir.to_path_buf(),
-                        reason: format!("reading it failed ({reason})"),
-                    })
-                });
+            OPENING.with(|o| o.set(true));
+            let attempt = std::panic::catch_unwind(|| Store::open_once(dir, cache_bytes, create));
+            OPENING.with(|o| o.set(false));
+            let attempt = attempt.unwrap_or_else(|panic| {
+                let reason = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("sled failed reading it");
+                Err(StoreError::Damaged {
+                    dir: dir.to_path_buf(),
+                    reason: format!("reading it failed ({reason})"),
+                })
+            });
             match attempt {
                 Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -609,6 +611,18 @@ impl Store {
                 .map_err(|e| corrupt(k, e)),
         }
     }
+}
+
+thread_local! {
+    /// This thread is inside `Store::open`, where a panic (sled's, on damaged files) is caught
+    /// and reported as `StoreError::Damaged`.
+    static OPENING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread now will be caught and reported as a damaged store: a
+/// binary's panic hook stays quiet for it (the error says what happened).
+pub fn panic_is_reported_as_damage() -> bool {
+    OPENING.with(std::cell::Cell::get)
 }
 
 /// The stamp `DATA/thresher-store.json` recorded, if the file exists.
