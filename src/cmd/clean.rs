@@ -613,7 +613,15 @@ fn clean_batch(
                     done.cpu += took;
                 }
             }
-            *lock(&results[s]) = clean_one_site(site, &done, out, detector);
+            *lock(&results[s]) = match clean_one_site(site, &done, out, detector) {
+                // One site's output that cannot be written is that site's problem: the other
+                // sites are still cleaned (nothing cleaned at all is still an error).
+                Some(Err(e)) => {
+                    reporter.problem(format!("site {}: {e}; its pages are skipped", site.name));
+                    None
+                }
+                other => other,
+            };
         }
     });
     results

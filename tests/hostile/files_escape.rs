@@ -133,3 +133,33 @@ fn files_overlong_host_name_is_written_and_later_sites_still_clean() {
         assert_eq!(entries(&out.join(site)).len(), 5, "{site}: 4 pages + index");
     }
 }
+
+/// Regression: in `clean`, one site whose output could not be written aborted every later site.
+#[test]
+fn files_clean_site_that_cannot_be_written_does_not_stop_the_others() {
+    let (_tmp, work) = nested();
+    let mut warc = Vec::new();
+    for host in ["a.example", "b.example"] {
+        for i in 0..4 {
+            warc.extend(warc_response(&format!("http://{host}/p{i}"), &page(i, 4)));
+        }
+    }
+    let file = work.join("x.warc");
+    std::fs::write(&file, warc).unwrap();
+    let out = work.join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(
+        out.join("a.example"),
+        "a file where a.example's directory would go",
+    )
+    .unwrap();
+    let o = thresher(&["clean", "--warc", arg(&file), "--out", arg(&out), "-q"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "a site skipped → exit 1: {err}");
+    assert!(err.contains("site a.example"), "{err}");
+    assert_eq!(
+        entries(&out.join("b.example")).len(),
+        5,
+        "b.example still cleaned"
+    );
+}
