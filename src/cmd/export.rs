@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::cli::ExportArgs;
-use crate::crawl::url::page_stem;
+use crate::crawl::url::{page_stem, without_credentials};
 use crate::output::AtomicFile;
 use crate::progress::Mode;
 use crate::store::{Store, StoreError};
@@ -143,7 +143,11 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
                     let path = host_dir.join(format!("{}.txt", page_stem(id)));
                     crate::output::write_atomic(&path, clean.text.as_bytes())
                         .map_err(|source| ExportError::Write { path, source })?;
-                    index.push_str(&format!("{}\t{}\n", page_stem(id), meta.url));
+                    index.push_str(&format!(
+                        "{}\t{}\n",
+                        page_stem(id),
+                        without_credentials(&meta.url)
+                    ));
                     summary.exported += 1;
                 }
                 let path = host_dir.join("index.tsv");
@@ -195,8 +199,9 @@ fn write_jsonl(
                 summary.not_cleaned += 1;
                 continue;
             };
+            let url = without_credentials(&meta.url);
             let line = Line {
-                url: &meta.url,
+                url: &url,
                 host,
                 title: meta.title.as_deref(),
                 cluster: clean.cluster,

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::crawl::url::page_stem;
+use crate::crawl::url::{page_stem, without_credentials};
 use crate::output::{site_dir_name, write_atomic};
 use crate::store::{now_ms, CleanRecord, Store, StoreError};
 
@@ -114,7 +114,7 @@ impl Output {
                 continue;
             }
             if let Some(meta) = store.page(id)? {
-                rows.insert(id, meta.url);
+                rows.insert(id, without_credentials(&meta.url).into_owned());
             }
         }
         Ok(rows)
