@@ -474,6 +474,7 @@ struct Spool {
 
 impl Spool {
     fn new(out: &Path) -> Result<Spool, CleanError> {
+        Spool::remove_stale(out);
         let dir = out.join(format!(".thresher-spool-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|source| CleanError::Write {
             path: dir.clone(),
@@ -483,6 +484,36 @@ impl Spool {
             dir,
             next: AtomicUsize::new(0),
         })
+    }
+
+    /// Spools left by a `clean` that was killed (its process is gone).
+    fn remove_stale(out: &Path) {
+        let Ok(entries) = std::fs::read_dir(out) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(".thresher-spool-"))
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            #[cfg(unix)]
+            // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+            let gone = unsafe { libc::kill(pid, 0) } == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            // Elsewhere there is no cheap liveness check: leave it.
+            #[cfg(not(unix))]
+            let gone = {
+                let _ = pid;
+                false
+            };
+            if gone {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
     }
 
     fn put(&self, body: &[u8]) -> std::io::Result<PathBuf> {

@@ -75,3 +75,30 @@ fn files_warc_bodies_are_not_all_held_in_memory() {
         one >> 20
     );
 }
+
+/// A spool left by a killed `clean --warc` (its process gone) is removed by the next one; a
+/// live process's spool is left alone.
+#[test]
+fn files_warc_spool_of_a_killed_run_is_removed() {
+    let (_tmp, work) = nested();
+    let out = work.join("out");
+    let stale = out.join(".thresher-spool-2147483646");
+    let live = out.join(format!(".thresher-spool-{}", std::process::id()));
+    for d in [&stale, &live] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("0.lz4"), "x").unwrap();
+    }
+    let file = work.join("x.warc");
+    let mut warc = Vec::new();
+    for i in 0..3 {
+        warc.extend(warc_response(
+            &format!("http://a.example/p{i}"),
+            &page(i, 3),
+        ));
+    }
+    std::fs::write(&file, warc).unwrap();
+    let o = thresher(&["clean", "--warc", arg(&file), "--out", arg(&out), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stale.exists(), "the dead run's spool is gone");
+    assert!(live.exists(), "a live process's spool stays");
+}
