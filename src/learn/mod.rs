@@ -52,8 +52,19 @@ pub struct LearnSummary {
     pub pages_written: u64,
     /// Sites whose learning failed (the error is logged; the crawl is not affected).
     pub failed_sites: Vec<String>,
-    /// What went wrong, one line per failure (`site: error`), for the summary.
+    /// What went wrong, one line per failed site (`site: error`), for the summary; a site the
+    /// end-of-crawl pass then cleaned is no longer listed.
     pub failures: Vec<String>,
+}
+
+impl LearnSummary {
+    /// Record that `site` failed (once per site: its first error).
+    fn failed(&mut self, site: &str, e: &dyn std::fmt::Display) {
+        if !self.failed_sites.iter().any(|s| s == site) {
+            self.failed_sites.push(site.to_string());
+            self.failures.push(format!("{site}: {e}"));
+        }
+    }
 }
 
 /// The running learner.
@@ -119,8 +130,7 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
             Ok(false) => {}
             Err(e) => {
                 tracing::error!(%site, "cannot bring the output directory in step: {e}");
-                summary.failures.push(format!("{site}: {e}"));
-                summary.failed_sites.push(site.clone());
+                summary.failed(&site, &e);
             }
         }
         let state = states.entry(site.clone()).or_default();
@@ -199,8 +209,7 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
                 }
                 Err(e) => {
                     tracing::error!(%site, "template learning step failed: {e}");
-                    summary.failures.push(format!("{site}: {e}"));
-                    summary.failed_sites.push(site);
+                    summary.failed(&site, &e);
                 }
             }
         }
@@ -261,14 +270,18 @@ fn finish_all(
         summary.final_time += took;
         match result {
             Ok(step) => {
+                // Earlier failures of the site are made good by its end-of-crawl pass.
+                summary
+                    .failures
+                    .retain(|f| !f.starts_with(&format!("{site}: ")));
+                summary.failed_sites.retain(|s| *s != site);
                 summary.final_sites += 1;
                 summary.final_cleans += step.cleaned_now;
                 summary.pages_written += step.written;
             }
             Err(e) => {
                 tracing::error!(%site, "end-of-crawl template pass failed: {e}");
-                summary.failures.push(format!("{site}: {e}"));
-                summary.failed_sites.push(site);
+                summary.failed(&site, &e);
             }
         }
     }
