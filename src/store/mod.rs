@@ -13,7 +13,7 @@
 //!
 //! | key                             | value                         |
 //! |---------------------------------|-------------------------------|
-//! | `M` name                        | meta: schema version, runs    |
+//! | `M` name                        | meta: schema, runs, stamp     |
 //! | `o` origin key                  | `OriginRecord`                |
 //! | `q` origin id u32 · seq u64     | `QueueEntry` (per-origin FIFO)|
 //! | `s` normalised URL              | `()` — the seen set           |
