@@ -10,6 +10,7 @@
 //! - `learn`: inline template learning while crawling (incremental, then an end-of-crawl pass).
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
+//! - `output`: files under an output directory: site key → directory name, atomic writes.
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 
@@ -21,6 +22,7 @@ pub mod detect;
 pub mod dom;
 pub mod eval;
 pub mod learn;
+pub mod output;
 pub mod progress;
 pub mod store;
 pub mod template;

@@ -8,6 +8,14 @@ use thresher::cmd;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // A panic inside sled while a store opens is caught and reported as a damaged store, with
+    // what to do: no panic message for it.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !thresher::store::panic_is_reported_as_damage() {
+            default_hook(info);
+        }
+    }));
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

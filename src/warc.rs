@@ -308,9 +308,7 @@ pub fn parse_http_response(block: &[u8], max_body: usize) -> Result<HttpResponse
         body = dechunk(&body)?;
     }
     if let Some(enc) = header(&headers, "Content-Encoding") {
-        for coding in enc.split(',').map(|c| c.trim().to_ascii_lowercase()).rev() {
-            body = decode(&body, &coding, max_body)?;
-        }
+        body = decode_content(body, enc, max_body)?;
     }
     if body.len() > max_body {
         return Err(HttpError::TooLarge(max_body));
@@ -320,6 +318,24 @@ pub fn parse_http_response(block: &[u8], max_body: usize) -> Result<HttpResponse
         headers,
         body,
     })
+}
+
+/// Undo a `Content-Encoding` (a list such as `gzip, gzip`: the last coding applied is undone
+/// first), the decoded body at most `max_body` bytes. Also used by the crawl's fetch for the
+/// codings its HTTP client leaves undone (lists of them).
+pub fn decode_content(
+    mut body: Vec<u8>,
+    content_encoding: &str,
+    max_body: usize,
+) -> Result<Vec<u8>, HttpError> {
+    for coding in content_encoding
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .rev()
+    {
+        body = decode(&body, &coding, max_body)?;
+    }
+    Ok(body)
 }
 
 /// Undo `Transfer-Encoding: chunked`. A body cut short keeps the chunks that arrived.

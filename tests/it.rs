@@ -4,6 +4,7 @@ mod clean_cmd;
 mod clean_quality;
 mod crawl;
 mod eval_cmd;
+mod hostile;
 mod inspect_cmd;
 mod server_selftest;
 mod support;

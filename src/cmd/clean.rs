@@ -1,9 +1,11 @@
 //! `thresher clean SITE_DIR... [--warc FILE]... --out OUT`: the crawler's template engine over
 //! saved pages (DESIGN.md §4). Every `*.html` of a SITE_DIR is one host's pages and becomes
 //! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files are grouped by host
-//! and become `OUT/<host>/<page id>.txt` plus `OUT/<host>/index.tsv` (page id → URL), where the
-//! page id is the 16 hex digits of the xxh3-64 of the record's target URI (stable across runs
-//! and WARC files, safe in file names).
+//! and become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where
+//! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port
+//! included) and the page id is the 16 hex digits of the xxh3-64 of the record's target URI
+//! normalised as the crawl normalises URLs (stable across runs and WARC files, safe in file
+//! names).
 //!
 //! Nothing given is lost silently: an input that cannot be used (not a directory, unreadable, a
 //! malformed WARC record) is reported on stderr and in the summary, the rest is cleaned, and the
@@ -23,13 +25,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cli::CleanArgs;
+use crate::crawl::url::{normalize_url, site_key};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
+use crate::output::{self, site_dir_name};
 use crate::template::Algorithm;
 use crate::warc;
 
 /// HTML bytes parsed and cleaned per batch of sites.
 pub const BATCH_BYTES: u64 = 256 << 20;
+/// The largest saved page read from a SITE_DIR; larger files are skipped (reported).
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// The largest decoded HTML body taken from a WARC record (the crawler's body cap).
 pub const MAX_PAGE_BYTES: usize = 16 << 20;
 
@@ -49,7 +55,8 @@ pub enum CleanError {
 /// One host's saved pages.
 #[derive(Clone, Debug)]
 pub struct Site {
-    /// Output directory name: the SITE_DIR's name or the host.
+    /// Output directory name: the SITE_DIR's name, or the directory the crawl would write the
+    /// host to (`output::site_dir_name` of its site key).
     pub name: String,
     /// Where the site came from (for messages).
     pub origin: String,
@@ -75,6 +82,13 @@ pub enum Source {
         bytes: Vec<u8>,
         content_type: Option<String>,
     },
+    /// A WARC response body set aside on disk (lz4, see `Spool`) with its `Content-Type`.
+    Spooled {
+        path: PathBuf,
+        /// Decoded length.
+        len: u64,
+        content_type: Option<String>,
+    },
 }
 
 impl Source {
@@ -82,6 +96,7 @@ impl Source {
         match self {
             Source::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
             Source::Body { bytes, .. } => bytes.len() as u64,
+            Source::Spooled { len, .. } => *len,
         }
     }
 }
@@ -103,6 +118,8 @@ pub struct Outcome {
     pub sites: Vec<SiteSummary>,
     /// Inputs, pages and records that were skipped, one message each.
     pub problems: Vec<String>,
+    /// Pages cleaned only in part (the parser's limits cut them), one message each.
+    pub cut: Vec<String>,
     pub elapsed: Duration,
 }
 
@@ -126,6 +143,7 @@ impl Outcome {
 struct Reporter {
     bar: ProgressBar,
     problems: std::sync::Mutex<Vec<String>>,
+    cut: std::sync::Mutex<Vec<String>>,
 }
 
 impl Reporter {
@@ -143,6 +161,7 @@ impl Reporter {
         Reporter {
             bar,
             problems: std::sync::Mutex::new(Vec::new()),
+            cut: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -152,6 +171,12 @@ impl Reporter {
             .lock()
             .expect("invariant: no panic while holding the lock")
             .push(msg);
+    }
+
+    /// A page cleaned in part: said, counted, but not a skipped input.
+    fn cut(&self, msg: String) {
+        self.bar.suspend(|| eprintln!("thresher: warning: {msg}"));
+        lock(&self.cut).push(msg);
     }
 
     fn take_problems(&self) -> Vec<String> {
@@ -180,14 +205,22 @@ pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
             sites.push(site);
         }
     }
-    sites.extend(sites_from_warcs(&args.warc, &reporter));
+    // WARC bodies wait on disk, not in memory, until their batch is cleaned.
+    let mut spool = None;
+    if !args.warc.is_empty() {
+        let s = Spool::new(&args.out)?;
+        sites.extend(sites_from_warcs(&args.warc, &s, &reporter));
+        spool = Some(s);
+    }
     let sites = unique_names(sites, &reporter);
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let summaries = clean_batches(&sites, &args.out, detector, jobs, &reporter)?;
     reporter.bar.finish_and_clear();
+    drop(spool);
     let outcome = Outcome {
         sites: summaries,
         problems: reporter.take_problems(),
+        cut: std::mem::take(&mut *lock(&reporter.cut)),
         elapsed: started.elapsed(),
     };
     if outcome.pages() == 0 {
@@ -250,8 +283,33 @@ fn site_from_dir(dir: &Path, reporter: &Reporter) -> Option<Site> {
         let is_html = path
             .extension()
             .is_some_and(|x| x.eq_ignore_ascii_case("html"));
-        if !is_html || path.is_dir() {
+        if !is_html {
             continue;
+        }
+        // Regular files only (a symlink counts by its target): a FIFO would block the read
+        // forever, a device such as /dev/zero never ends.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(m) if !m.is_file() => {
+                reporter.problem(format!(
+                    "{} is not a regular file (a FIFO, socket or device); skipped",
+                    path.display()
+                ));
+                continue;
+            }
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                reporter.problem(format!(
+                    "{} is {} bytes, over the {MAX_FILE_BYTES}-byte limit for one page; skipped",
+                    path.display(),
+                    m.len()
+                ));
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                reporter.problem(format!("cannot read {}: {e}; skipped", path.display()));
+                continue;
+            }
         }
         let stem = path
             .file_stem()
@@ -278,7 +336,7 @@ fn site_from_dir(dir: &Path, reporter: &Reporter) -> Option<Site> {
 
 /// The HTML pages of WARC files grouped by host (sorted by host, pages by URL; a URL captured
 /// twice keeps its last capture).
-fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
+fn sites_from_warcs(files: &[PathBuf], spool: &Spool, reporter: &Reporter) -> Vec<Site> {
     let mut hosts: BTreeMap<String, BTreeMap<String, Page>> = BTreeMap::new();
     for file in files {
         reporter
@@ -294,9 +352,17 @@ fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
         for record in reader {
             match record {
                 Ok(r) => {
-                    if let Some((host, page)) = page_from_record(&r, file, reporter) {
-                        let url = page.url.clone().unwrap_or_default();
-                        hosts.entry(host).or_default().insert(url, page);
+                    let Some((host, page)) = page_from_record(&r, file, spool, reporter) else {
+                        continue;
+                    };
+                    let url = page.url.clone().unwrap_or_default();
+                    if let Some(Page {
+                        source: Source::Spooled { path, .. },
+                        ..
+                    }) = hosts.entry(host).or_default().insert(url, page)
+                    {
+                        // An earlier capture of the URL: its body is not needed any more.
+                        let _ = std::fs::remove_file(path);
                     }
                 }
                 Err(e) => reporter.problem(format!("{}: {e}; skipped", file.display())),
@@ -306,7 +372,7 @@ fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
     hosts
         .into_iter()
         .map(|(host, pages)| Site {
-            name: host.clone(),
+            name: site_dir_name(&host),
             origin: format!("WARC host {host}"),
             pages: pages.into_values().collect(),
             index: true,
@@ -316,7 +382,12 @@ fn sites_from_warcs(files: &[PathBuf], reporter: &Reporter) -> Vec<Site> {
 
 /// A record's page and host when it is a 2xx HTML response; other records are passed over
 /// quietly (request, metadata, redirects, images…), broken ones reported.
-fn page_from_record(r: &warc::Record, file: &Path, reporter: &Reporter) -> Option<(String, Page)> {
+fn page_from_record(
+    r: &warc::Record,
+    file: &Path,
+    spool: &Spool,
+    reporter: &Reporter,
+) -> Option<(String, Page)> {
     if r.warc_type().as_deref() != Some("response") {
         return None;
     }
@@ -354,16 +425,29 @@ fn page_from_record(r: &warc::Record, file: &Path, reporter: &Reporter) -> Optio
     if !html {
         return None;
     }
-    let host = safe_name(&url.host_str().unwrap_or_default().to_ascii_lowercase());
+    // The crawl's site key and URL form, so `clean --warc` writes where the crawl does.
+    let url = normalize_url(url.clone()).unwrap_or(url);
+    let host = site_key(&url);
     let url = url.to_string();
     let content_type = response.header("Content-Type").map(str::to_string);
+    let path = match spool.put(&response.body) {
+        Ok(p) => p,
+        Err(e) => {
+            reporter.problem(format!(
+                "{} ({uri}): cannot set the body aside: {e}; skipped",
+                at()
+            ));
+            return None;
+        }
+    };
     Some((
         host,
         Page {
             stem: format!("{:016x}", xxh3_64(url.as_bytes())),
             url: Some(url),
-            source: Source::Body {
-                bytes: response.body,
+            source: Source::Spooled {
+                path,
+                len: response.body.len() as u64,
                 content_type,
             },
         },
@@ -380,17 +464,75 @@ fn looks_like_html(body: &[u8]) -> bool {
     start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
 }
 
-/// A host as a directory name: IPv6 brackets and colons and anything else odd become `_`.
-fn safe_name(host: &str) -> String {
-    host.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
+/// WARC bodies set aside between reading the WARC files and cleaning their batch, so memory
+/// holds one batch of sites (`BATCH_BYTES`, or one site), not the whole WARC: lz4-compressed
+/// files in `OUT/.thresher-spool-PID/`, removed when the spool is dropped.
+struct Spool {
+    dir: PathBuf,
+    next: AtomicUsize,
+}
+
+impl Spool {
+    fn new(out: &Path) -> Result<Spool, CleanError> {
+        Spool::remove_stale(out);
+        let dir = out.join(format!(".thresher-spool-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| CleanError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(Spool {
+            dir,
+            next: AtomicUsize::new(0),
         })
-        .collect()
+    }
+
+    /// Spools left by a `clean` that was killed (its process is gone).
+    fn remove_stale(out: &Path) {
+        let Ok(entries) = std::fs::read_dir(out) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(".thresher-spool-"))
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            #[cfg(unix)]
+            // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+            let gone = unsafe { libc::kill(pid, 0) } == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            // Elsewhere there is no cheap liveness check: leave it.
+            #[cfg(not(unix))]
+            let gone = {
+                let _ = pid;
+                false
+            };
+            if gone {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    fn put(&self, body: &[u8]) -> std::io::Result<PathBuf> {
+        let path = self
+            .dir
+            .join(format!("{}.lz4", self.next.fetch_add(1, Ordering::Relaxed)));
+        std::fs::write(&path, lz4_flex::compress_prepend_size(body))?;
+        Ok(path)
+    }
+
+    fn get(path: &Path) -> std::io::Result<Vec<u8>> {
+        lz4_flex::decompress_size_prepended(&std::fs::read(path)?).map_err(std::io::Error::other)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Two inputs that would write the same `OUT/<name>/`: the later one is skipped (reported).
@@ -502,7 +644,15 @@ fn clean_batch(
                     done.cpu += took;
                 }
             }
-            *lock(&results[s]) = clean_one_site(site, &done, out, detector);
+            *lock(&results[s]) = match clean_one_site(site, &done, out, detector) {
+                // One site's output that cannot be written is that site's problem: the other
+                // sites are still cleaned (nothing cleaned at all is still an error).
+                Some(Err(e)) => {
+                    reporter.problem(format!("site {}: {e}; its pages are skipped", site.name));
+                    None
+                }
+                other => other,
+            };
         }
     });
     results
@@ -523,28 +673,86 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Read (if saved as a file) and parse one page; a page that cannot be read is reported.
 fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64, Duration)> {
     let t = Instant::now();
-    let result = match &page.source {
-        Source::File(path) => match std::fs::read(path) {
-            Ok(bytes) => Some((parse_bytes(&bytes, None).dom, bytes.len() as u64)),
+    let (bytes, content_type) = match &page.source {
+        Source::File(path) => match read_capped(path) {
+            Ok(bytes) => (std::borrow::Cow::Owned(bytes), None),
             Err(e) => {
                 reporter.problem(format!(
                     "cannot read {} (site {}): {e}; page skipped",
                     path.display(),
                     site.name
                 ));
-                None
+                reporter.bar.inc(1);
+                return None;
             }
         },
         Source::Body {
             bytes,
             content_type,
-        } => Some((
-            parse_bytes(bytes, content_type.as_deref()).dom,
-            bytes.len() as u64,
-        )),
+        } => (
+            std::borrow::Cow::Borrowed(&bytes[..]),
+            content_type.as_deref(),
+        ),
+        Source::Spooled {
+            path, content_type, ..
+        } => match Spool::get(path) {
+            Ok(bytes) => (std::borrow::Cow::Owned(bytes), content_type.as_deref()),
+            Err(e) => {
+                reporter.problem(format!(
+                    "cannot read back a WARC body set aside in {} (site {}): {e}; page skipped",
+                    path.display(),
+                    site.name
+                ));
+                reporter.bar.inc(1);
+                return None;
+            }
+        },
     };
+    let parsed = parse_bytes(&bytes, content_type);
+    if parsed.truncated {
+        let name = page.url.clone().unwrap_or_else(|| match &page.source {
+            Source::File(p) => p.display().to_string(),
+            _ => page.stem.clone(),
+        });
+        reporter.cut(format!(
+            "{name} (site {}): the parser's limits (nesting depth {}, {} s per page) cut the \
+             page; its text is cleaned only up to the cut",
+            site.name,
+            crate::dom::parse::MAX_DEPTH,
+            crate::dom::parse::PARSE_BUDGET.as_secs()
+        ));
+    }
     reporter.bar.inc(1);
-    result.map(|(dom, len)| (dom, len, t.elapsed()))
+    Some((parsed.dom, bytes.len() as u64, t.elapsed()))
+}
+
+/// A saved page's bytes: a regular file, at most `MAX_FILE_BYTES` (checked again on the open
+/// file: it may have changed since it was listed).
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    #[cfg(unix)]
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking, so a FIFO put in place after the listing does not hang the open.
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?
+    };
+    #[cfg(not(unix))]
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(MAX_FILE_BYTES) as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "over the {MAX_FILE_BYTES}-byte limit for one page"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// One site's pages that parsed.
@@ -605,19 +813,12 @@ fn write_site(
     Ok(())
 }
 
-/// Write then rename, so a crash leaves the old file or the new one, never half of one.
+/// [`output::write_atomic`] with the path in the error.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CleanError> {
-    let err = |source| CleanError::Write {
+    output::write_atomic(path, bytes).map_err(|source| CleanError::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    })
 }
 
 /// `f` over `items` on `jobs` threads; results in input order.
@@ -692,6 +893,13 @@ fn write_summary(w: &mut impl Write, o: &Outcome, detector: Detector) -> std::io
             s.pages,
             s.clusters,
             s.cpu.as_secs_f64()
+        )?;
+    }
+    if !o.cut.is_empty() {
+        writeln!(
+            w,
+            "{} page(s) cleaned only in part (the parser's limits cut them), each reported above",
+            o.cut.len()
         )?;
     }
     if !o.problems.is_empty() {

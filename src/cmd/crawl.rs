@@ -37,6 +37,18 @@ pub enum CrawlCmdError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write cleaned text under --out {path}: {source}")]
+    Out {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cleaned text could not be written for {} site(s) (their pages are stored; fix the cause \
+         and run the same command again): {}",
+        .0.len(),
+        .0.join("; ")
+    )]
+    Learn(Vec<String>),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -60,11 +72,15 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     let progress = Progress::new(Mode::detect(args.quiet));
     init_logging(&progress, args.quiet);
 
-    let text = std::fs::read_to_string(&args.seeds).map_err(|source| CrawlCmdError::Seeds {
+    let bytes = std::fs::read(&args.seeds).map_err(|source| CrawlCmdError::Seeds {
         path: args.seeds.clone(),
         source,
     })?;
+    let (text, not_utf8) = seeds::decode_seeds(&bytes);
     let (seeds, bad) = seeds::parse_seeds(&text);
+    let mut bad = bad;
+    bad.extend(not_utf8);
+    bad.sort_by_key(|e| e.line);
     for e in &bad {
         // Reported even with --quiet: the user's input was skipped.
         eprintln!("{}", e.display_in(&args.seeds));
@@ -74,6 +90,9 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
         path: config.crawl.data_dir.clone(),
         source,
     })?;
+    if config.template.inline {
+        check_out_dir(&config.crawl.out_dir)?;
+    }
     let store = Arc::new(Store::open(
         &config.crawl.data_dir,
         config.store.cache_bytes,
@@ -164,9 +183,6 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
                 l.pages_written
             );
         }
-        for site in &l.failed_sites {
-            eprintln!("Template learning failed for {site} (see the log); its pages are stored.");
-        }
     }
 
     info.ended_at_ms = now_ms();
@@ -183,7 +199,24 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
         let _ = write_snapshot(&config.crawl.data_dir, &report);
     }
     eprint!("{}", render_summary(&summary, &config, args));
-    Ok(summary)
+    match learned {
+        Some(l) if !l.failures.is_empty() => Err(CrawlCmdError::Learn(l.failures)),
+        _ => Ok(summary),
+    }
+}
+
+/// `--out` must be a directory thresher can write to, before the crawl starts (not found out
+/// from a log line hidden under `-q` after it).
+fn check_out_dir(out: &std::path::Path) -> Result<(), CrawlCmdError> {
+    let err = |source| CrawlCmdError::Out {
+        path: out.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(out).map_err(err)?;
+    let probe =
+        crate::output::AtomicFile::create(&out.join(".thresher-write-check")).map_err(err)?;
+    drop(probe);
+    Ok(())
 }
 
 fn init_logging(progress: &Arc<Progress>, quiet: bool) {
@@ -193,6 +226,8 @@ fn init_logging(progress: &Arc<Progress>, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(LogWriter(progress.clone()))
+        // Colour codes only on a terminal: a log redirected to a file stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .try_init();

@@ -9,7 +9,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::cli::ExportArgs;
-use crate::crawl::url::page_stem;
+use crate::crawl::url::{page_stem, without_credentials};
+use crate::output::AtomicFile;
 use crate::progress::Mode;
 use crate::store::{Store, StoreError};
 
@@ -69,7 +70,7 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
     if !args.data.exists() {
         return Err(ExportError::Missing(args.data.clone()));
     }
-    let store = Store::open(&args.data, 32 << 20)?;
+    let store = Store::open_existing(&args.data, 32 << 20)?;
     let sites: Vec<String> = store.sites().into_iter().map(|(s, _)| s).collect();
     let hosts: Vec<String> = if args.host.is_empty() {
         sites
@@ -91,51 +92,43 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
                 let path = path.to_path_buf();
                 move |source| ExportError::Write { path, source }
             };
-            let (mut out, tmp): (Box<dyn Write>, Option<PathBuf>) = match &args.out {
-                None => (Box::new(BufWriter::new(std::io::stdout().lock())), None),
-                Some(path) => {
-                    let tmp = path.with_extension("jsonl.tmp");
-                    let f = std::fs::File::create(&tmp).map_err(write_err(&tmp))?;
-                    (Box::new(BufWriter::new(f)), Some(tmp))
-                }
-            };
             let target = args
                 .out
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("<stdout>"));
-            for host in &hosts {
-                for id in store.site_pages(host)? {
-                    bar.inc(1);
-                    let (Some(meta), Some(clean)) = (store.page(id)?, store.cleaned(id)?) else {
-                        summary.not_cleaned += 1;
-                        continue;
-                    };
-                    let line = Line {
-                        url: &meta.url,
-                        host,
-                        title: meta.title.as_deref(),
-                        cluster: clean.cluster,
-                        fetched_at: rfc3339(meta.fetched_at_ms),
-                        page_id: page_stem(id),
-                        text: &clean.text,
-                    };
-                    serde_json::to_writer(&mut out, &line)
-                        .map_err(std::io::Error::other)
-                        .and_then(|()| out.write_all(b"\n"))
-                        .map_err(write_err(&target))?;
-                    summary.exported += 1;
+            let written = match &args.out {
+                None => write_jsonl(
+                    &store,
+                    &hosts,
+                    &bar,
+                    &mut BufWriter::new(std::io::stdout().lock()),
+                    &mut summary,
+                ),
+                // Written atomically: nothing is left behind when it fails (e.g. --out is a
+                // directory).
+                Some(path) => {
+                    let mut file = AtomicFile::create(path).map_err(write_err(path))?;
+                    write_jsonl(&store, &hosts, &bar, &mut file, &mut summary)
+                        .and_then(|()| file.commit().map_err(Failure::Io))
                 }
-            }
-            out.flush().map_err(write_err(&target))?;
-            drop(out);
-            if let (Some(tmp), Some(path)) = (tmp, &args.out) {
-                std::fs::rename(&tmp, path).map_err(write_err(path))?;
+            };
+            match written {
+                // `export | head`: the reader has all it wants; stop quietly, as ripgrep does.
+                Err(Failure::Io(e))
+                    if args.out.is_none() && e.kind() == std::io::ErrorKind::BrokenPipe =>
+                {
+                    bar.finish_and_clear();
+                    return Ok(summary);
+                }
+                Err(Failure::Io(e)) => return Err(write_err(&target)(e)),
+                Err(Failure::Store(e)) => return Err(e.into()),
+                Ok(()) => {}
             }
         }
         Format::Text => {
             let dir = args.out.clone().expect("invariant: checked above");
             for host in &hosts {
-                let host_dir = dir.join(crate::cmd::site_dir_name(host));
+                let host_dir = dir.join(crate::output::site_dir_name(host));
                 std::fs::create_dir_all(&host_dir).map_err(|source| ExportError::Write {
                     path: host_dir.clone(),
                     source,
@@ -148,13 +141,17 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
                         continue;
                     };
                     let path = host_dir.join(format!("{}.txt", page_stem(id)));
-                    crate::cmd::write_atomic(&path, clean.text.as_bytes())
+                    crate::output::write_atomic(&path, clean.text.as_bytes())
                         .map_err(|source| ExportError::Write { path, source })?;
-                    index.push_str(&format!("{}\t{}\n", page_stem(id), meta.url));
+                    index.push_str(&format!(
+                        "{}\t{}\n",
+                        page_stem(id),
+                        without_credentials(&meta.url)
+                    ));
                     summary.exported += 1;
                 }
                 let path = host_dir.join("index.tsv");
-                crate::cmd::write_atomic(&path, index.as_bytes())
+                crate::output::write_atomic(&path, index.as_bytes())
                     .map_err(|source| ExportError::Write { path, source })?;
             }
         }
@@ -176,6 +173,50 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
         );
     }
     Ok(summary)
+}
+
+/// Why writing JSON lines stopped.
+enum Failure {
+    Io(std::io::Error),
+    Store(StoreError),
+}
+
+/// Every cleaned page of `hosts` as one JSON line each, then a flush.
+fn write_jsonl(
+    store: &Store,
+    hosts: &[String],
+    bar: &ProgressBar,
+    out: &mut dyn Write,
+    summary: &mut ExportSummary,
+) -> Result<(), Failure> {
+    for host in hosts {
+        for id in store.site_pages(host).map_err(Failure::Store)? {
+            bar.inc(1);
+            let (Some(meta), Some(clean)) = (
+                store.page(id).map_err(Failure::Store)?,
+                store.cleaned(id).map_err(Failure::Store)?,
+            ) else {
+                summary.not_cleaned += 1;
+                continue;
+            };
+            let url = without_credentials(&meta.url);
+            let line = Line {
+                url: &url,
+                host,
+                title: meta.title.as_deref(),
+                cluster: clean.cluster,
+                fetched_at: rfc3339(meta.fetched_at_ms),
+                page_id: page_stem(id),
+                text: &clean.text,
+            };
+            serde_json::to_writer(&mut *out, &line)
+                .map_err(std::io::Error::other)
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(Failure::Io)?;
+            summary.exported += 1;
+        }
+    }
+    out.flush().map_err(Failure::Io)
 }
 
 fn progress_bar(total: u64, mode: Mode) -> ProgressBar {

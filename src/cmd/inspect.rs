@@ -102,11 +102,11 @@ pub fn run(args: &InspectArgs) -> Result<Inspection, InspectError> {
     if !args.data.exists() {
         return Err(InspectError::Missing(args.data.clone()));
     }
-    let store = Store::open(&args.data, 32 << 20)?;
+    let store = Store::open_existing(&args.data, 32 << 20)?;
     let host = resolve_host(&store, &args.host, &args.data)?;
     let report = build(&store, &host, args.page.as_deref())?;
     drop(store);
-    crate::cmd::write_atomic(&args.report, report::render(&report).as_bytes()).map_err(
+    crate::output::write_atomic(&args.report, report::render(&report).as_bytes()).map_err(
         |source| InspectError::Write {
             path: args.report.clone(),
             source,

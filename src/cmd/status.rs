@@ -193,7 +193,9 @@ pub enum StatusError {
 }
 
 pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
-    print!("{}", report(&args.data)?.render());
+    let text = report(&args.data)?.render();
+    // `status | head`: a closed pipe is the reader's choice, not an error (nor a panic).
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())
 }
 
@@ -201,7 +203,7 @@ pub fn report(data: &Path) -> Result<StatusReport, StatusError> {
     if !data.exists() {
         return Err(StatusError::Missing(data.to_path_buf()));
     }
-    match Store::open(data, 16 << 20) {
+    match Store::open_existing(data, 16 << 20) {
         Ok(store) => Ok(StatusReport::from_store(&store)?),
         Err(StoreError::Locked { .. }) => {
             let path = data.join(SNAPSHOT);

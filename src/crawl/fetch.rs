@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use url::Url;
 
 use crate::config::FetchConfig;
@@ -76,12 +76,19 @@ pub enum FetchErrorKind {
     Body(String),
     #[error("request failed: {0}")]
     Request(String),
+    /// The body does not decode under its Content-Encoding (or the coding is unknown): the
+    /// same request cannot succeed, so it is not retried.
+    #[error("body does not decode: {0}")]
+    Encoding(String),
 }
 
 impl FetchErrorKind {
     /// Worth retrying later (the same request may succeed).
     pub fn is_transient(&self) -> bool {
-        !matches!(self, FetchErrorKind::TooLarge(_))
+        !matches!(
+            self,
+            FetchErrorKind::TooLarge(_) | FetchErrorKind::Encoding(_)
+        )
     }
 
     /// Short stable name for error counts.
@@ -93,6 +100,7 @@ impl FetchErrorKind {
             FetchErrorKind::TooLarge(_) => "too-large",
             FetchErrorKind::Body(_) => "body",
             FetchErrorKind::Request(_) => "request",
+            FetchErrorKind::Encoding(_) => "bad-encoding",
         }
     }
 }
@@ -187,6 +195,9 @@ impl Fetcher {
                 }
             }
         }
+        // What the HTTP client left undone: it decodes one coding, not a list (`gzip, gzip`).
+        let coding = header_str(headers, CONTENT_ENCODING.as_str())
+            .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"));
         let kept_headers = KEPT_HEADERS
             .iter()
             .filter_map(|&h| header_str(headers, h).map(|v| (h.to_string(), v)))
@@ -213,6 +224,20 @@ impl Fetcher {
                 }
             }
             body.extend_from_slice(&chunk);
+        }
+        if let Some(coding) = coding {
+            let max = usize::try_from(limit).unwrap_or(usize::MAX);
+            body = match crate::warc::decode_content(body, &coding, max) {
+                Ok(b) => b,
+                Err(crate::warc::HttpError::TooLarge(_)) if overflow == Overflow::Fail => {
+                    return Err(err(FetchErrorKind::TooLarge(limit)))
+                }
+                Err(crate::warc::HttpError::TooLarge(_)) => {
+                    truncated = true;
+                    Vec::new()
+                }
+                Err(e) => return Err(err(FetchErrorKind::Encoding(format!("{coding}: {e}")))),
+            };
         }
         if accept == Accept::Html && content_type.is_none() && !looks_like_html(&body) {
             return Ok(Outcome::NotHtml {
@@ -248,6 +273,8 @@ fn classify(e: &reqwest::Error, total: Duration) -> FetchErrorKind {
     }
     if e.is_timeout() {
         FetchErrorKind::Timeout(total)
+    } else if e.is_decode() {
+        FetchErrorKind::Encoding(msg)
     } else if e.is_connect() {
         FetchErrorKind::Connect(msg)
     } else if e.is_body() || e.is_decode() {

@@ -26,6 +26,8 @@ pub enum SeedErrorKind {
     UnsupportedScheme(String),
     #[error("not a URL: {0}")]
     NotAUrl(String),
+    #[error("not UTF-8 text (byte 0x{byte:02X} at column {column}); save the file as UTF-8")]
+    NotUtf8 { byte: u8, column: usize },
 }
 
 impl SeedError {
@@ -47,6 +49,32 @@ impl SeedError {
         }
         InFile(self, file)
     }
+}
+
+/// A seeds file's bytes as text for [`parse_seeds`]: a UTF-8 byte-order mark is dropped, and a
+/// line that is not UTF-8 (a Latin-1 byte) becomes an empty line plus an error with its line
+/// number, so one bad line does not reject the file and the other lines keep their numbers.
+pub fn decode_seeds(bytes: &[u8]) -> (String, Vec<SeedError>) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut text = String::with_capacity(bytes.len());
+    let mut errors = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        match std::str::from_utf8(line) {
+            Ok(l) => text.push_str(l),
+            Err(e) => errors.push(SeedError {
+                line: i + 1,
+                text: String::from_utf8_lossy(line).trim().to_string(),
+                reason: SeedErrorKind::NotUtf8 {
+                    byte: line[e.valid_up_to()],
+                    column: e.valid_up_to() + 1,
+                },
+            }),
+        }
+    }
+    (text, errors)
 }
 
 /// Parse a seed list.
@@ -205,6 +233,23 @@ mod tests {
             SeedErrorKind::UnsupportedScheme("ftp".into())
         );
         assert!(matches!(errors[3].reason, SeedErrorKind::NotAUrl(_)));
+    }
+
+    #[test]
+    fn a_bom_and_a_latin1_line_do_not_reject_the_file() {
+        let (text, bad) = decode_seeds(
+            b"\xEF\xBB\xBFhttps://a.example/\nhttps://caf\xE9.example/\nhttps://b.example/\n",
+        );
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].line, 2);
+        assert!(matches!(
+            bad[0].reason,
+            SeedErrorKind::NotUtf8 {
+                byte: 0xE9,
+                column: 12
+            }
+        ));
+        assert_eq!(ok(&text), ["https://a.example/", "https://b.example/"]);
     }
 
     #[test]

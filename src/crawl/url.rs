@@ -21,7 +21,7 @@ pub const MAX_URL_LEN: usize = 4096;
 /// - scheme and host lower-cased, IDNA host to punycode, default ports dropped, dot segments
 ///   (`.`, `..`, `%2e`) removed, an empty path becomes `/`;
 /// - only `http` and `https` are kept (`mailto:`, `javascript:`, `data:`, `tel:`… → `None`);
-/// - the fragment is dropped;
+/// - the fragment is dropped, and so are credentials (`user:pass@`);
 /// - percent-encoding in path and query is normalised: hex digits upper-cased, octets of
 ///   unreserved characters (`A-Z a-z 0-9 - . _ ~`) decoded (`%41` → `A`, `%7E` → `~`); reserved
 ///   ones (`%2F`, `%3F`, `%26`…) stay encoded because decoding them changes the meaning; a `%`
@@ -42,6 +42,12 @@ pub fn normalize_url(mut url: Url) -> Option<Url> {
         return None;
     }
     url.set_fragment(None);
+    // Credentials (`user:pass@`, from a link or a redirect) are never kept: they would travel
+    // into later URLs, the store, index.tsv and the export.
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
     if let Some(path) = normalize_percent(url.path()) {
         url.set_path(&path);
     }
@@ -55,6 +61,22 @@ pub fn normalize_url(mut url: Url) -> Option<Url> {
         None => {}
     }
     (url.as_str().len() <= MAX_URL_LEN).then_some(url)
+}
+
+/// A stored URL without credentials, for what thresher writes out (index.tsv, export): URLs
+/// are normalised without them, but a store written by an older thresher may hold some.
+pub fn without_credentials(url: &str) -> std::borrow::Cow<'_, str> {
+    if !url.contains('@') {
+        return std::borrow::Cow::Borrowed(url);
+    }
+    match Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            std::borrow::Cow::Owned(u.into())
+        }
+        _ => std::borrow::Cow::Borrowed(url),
+    }
 }
 
 /// The politeness key: scheme, host and port, as RFC 6454 serialises an origin
@@ -263,6 +285,30 @@ mod tests {
         assert_eq!(n("/a\tb\nc").unwrap(), "https://example.com/abc");
         assert_eq!(n("\u{0}/x\u{1f}").unwrap(), "https://example.com/x");
         assert_eq!(n(" mailto:x@y "), None);
+    }
+
+    #[test]
+    fn credentials_are_dropped() {
+        assert_eq!(
+            n("http://user:secret@example.com/a").unwrap(),
+            "http://example.com/a"
+        );
+        assert_eq!(
+            n("https://user@example.com/").unwrap(),
+            "https://example.com/"
+        );
+    }
+
+    #[test]
+    fn stored_urls_lose_their_credentials_on_the_way_out() {
+        assert_eq!(
+            without_credentials("http://u:p@a.example/x"),
+            "http://a.example/x"
+        );
+        assert_eq!(
+            without_credentials("http://a.example/x?m=a@b"),
+            "http://a.example/x?m=a@b"
+        );
     }
 
     #[test]

@@ -52,6 +52,19 @@ pub struct LearnSummary {
     pub pages_written: u64,
     /// Sites whose learning failed (the error is logged; the crawl is not affected).
     pub failed_sites: Vec<String>,
+    /// What went wrong, one line per failed site (`site: error`), for the summary; a site the
+    /// end-of-crawl pass then cleaned is no longer listed.
+    pub failures: Vec<String>,
+}
+
+impl LearnSummary {
+    /// Record that `site` failed (once per site: its first error).
+    fn failed(&mut self, site: &str, e: &dyn std::fmt::Display) {
+        if !self.failed_sites.iter().any(|s| s == site) {
+            self.failed_sites.push(site.to_string());
+            self.failures.push(format!("{site}: {e}"));
+        }
+    }
 }
 
 /// The running learner.
@@ -109,8 +122,17 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
     let mut summary = LearnSummary::default();
 
-    // Pages stored by an earlier run that never reached the clustering.
+    // Pages stored by an earlier run that never reached the clustering; and each site's
+    // directory brought back in step with the store (a kill -9 between text files and index).
     for (site, _) in store.sites() {
+        match out.reconcile(store, &site) {
+            Ok(true) => tracing::info!(%site, "output directory brought in step with the store"),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::error!(%site, "cannot bring the output directory in step: {e}");
+                summary.failed(&site, &e);
+            }
+        }
         let state = states.entry(site.clone()).or_default();
         match learner.unclustered(&site, state) {
             Ok(ids) if !ids.is_empty() => {
@@ -187,7 +209,7 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
                 }
                 Err(e) => {
                     tracing::error!(%site, "template learning step failed: {e}");
-                    summary.failed_sites.push(site);
+                    summary.failed(&site, &e);
                 }
             }
         }
@@ -248,13 +270,18 @@ fn finish_all(
         summary.final_time += took;
         match result {
             Ok(step) => {
+                // Earlier failures of the site are made good by its end-of-crawl pass.
+                summary
+                    .failures
+                    .retain(|f| !f.starts_with(&format!("{site}: ")));
+                summary.failed_sites.retain(|s| *s != site);
                 summary.final_sites += 1;
                 summary.final_cleans += step.cleaned_now;
                 summary.pages_written += step.written;
             }
             Err(e) => {
                 tracing::error!(%site, "end-of-crawl template pass failed: {e}");
-                summary.failed_sites.push(site);
+                summary.failed(&site, &e);
             }
         }
     }

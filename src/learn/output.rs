@@ -1,12 +1,17 @@
 //! Where cleaned text goes: `OUT/<site>/<page id>.txt` (written atomically, so a kill -9 never
 //! leaves half a file) plus `OUT/<site>/index.tsv` (page id → URL), and the page's `CleanRecord`
 //! in the store, which `export` reads.
+//!
+//! The store is the truth: a kill -9 between writing text files and their index leaves them out
+//! of step, so the learner calls [`Output::reconcile`] for every site when it starts, which
+//! makes the site's directory hold exactly the store's cleaned pages and an index.tsv listing
+//! them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::{site_dir_name, write_atomic};
-use crate::crawl::url::page_stem;
+use crate::crawl::url::{page_stem, without_credentials};
+use crate::output::{site_dir_name, write_atomic};
 use crate::store::{now_ms, CleanRecord, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -109,18 +114,72 @@ impl Output {
                 continue;
             }
             if let Some(meta) = store.page(id)? {
-                rows.insert(id, meta.url);
+                rows.insert(id, without_credentials(&meta.url).into_owned());
             }
         }
         Ok(rows)
     }
 
+    /// Make `OUT/<site>/` match the store: a text file for every cleaned page (rewritten from
+    /// the store when missing), none for other pages (left by an interrupted step), no
+    /// temporary files, and index.tsv listing exactly the cleaned pages. Returns whether
+    /// anything had to change.
+    pub fn reconcile(&self, store: &Store, site: &str) -> Result<bool, OutputError> {
+        let rows = self.index_rows(store, site)?;
+        let dir = self.site_dir(site);
+        if rows.is_empty() && !dir.exists() {
+            return Ok(false);
+        }
+        let mut changed = false;
+        let mut on_disk = std::collections::BTreeSet::new();
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let stray = if name.starts_with('.') && name.ends_with(".tmp") {
+                    true
+                } else if let Some(stem) = name.strip_suffix(".txt") {
+                    match u64::from_str_radix(stem, 16) {
+                        Ok(id) if stem.len() == 16 && rows.contains_key(&id) => {
+                            on_disk.insert(id);
+                            false
+                        }
+                        Ok(_) if stem.len() == 16 => true,
+                        _ => false,
+                    }
+                } else {
+                    false
+                };
+                if stray {
+                    let path = entry.path();
+                    std::fs::remove_file(&path)
+                        .map_err(|source| OutputError::Write { path, source })?;
+                    changed = true;
+                }
+            }
+        }
+        for &id in rows.keys() {
+            if on_disk.contains(&id) {
+                continue;
+            }
+            if let Some(clean) = store.cleaned(id)? {
+                let path = dir.join(format!("{}.txt", page_stem(id)));
+                std::fs::create_dir_all(&dir)
+                    .and_then(|()| write_atomic(&path, clean.text.as_bytes()))
+                    .map_err(|source| OutputError::Write { path, source })?;
+                changed = true;
+            }
+        }
+        let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap_or_default();
+        if index != index_tsv(&rows) {
+            self.write_index(site, &rows)?;
+            changed = true;
+        }
+        Ok(changed)
+    }
+
     /// Write `OUT/<site>/index.tsv` from `rows` (page id → URL).
     pub fn write_index(&self, site: &str, rows: &BTreeMap<u64, String>) -> Result<(), OutputError> {
-        let mut tsv = String::from("page_id\turl\n");
-        for (&id, url) in rows {
-            tsv.push_str(&format!("{}\t{url}\n", page_stem(id)));
-        }
+        let tsv = index_tsv(rows);
         let dir = self.site_dir(site);
         std::fs::create_dir_all(&dir).map_err(|source| OutputError::Write {
             path: dir.clone(),
@@ -129,4 +188,13 @@ impl Output {
         let path = dir.join("index.tsv");
         write_atomic(&path, tsv.as_bytes()).map_err(|source| OutputError::Write { path, source })
     }
+}
+
+/// index.tsv's text for `rows` (page id → URL).
+fn index_tsv(rows: &BTreeMap<u64, String>) -> String {
+    let mut tsv = String::from("page_id\turl\n");
+    for (&id, url) in rows {
+        tsv.push_str(&format!("{}\t{url}\n", page_stem(id)));
+    }
+    tsv
 }

@@ -2,11 +2,18 @@
 //! fetch changes (page, links seen and queued, its queue entry removed) commits in one atomic
 //! batch: a kill -9 loses at most the fetches in flight.
 //!
+//! Damage: sled recovers a truncated or overwritten log silently to an older state (or to an
+//! empty one), and may panic on some damage. So every `flush` bumps a stamp in the store and then
+//! writes it to `DATA/thresher-store.json` (beside sled's files); an open that finds the store's
+//! stamp behind the file's, or no thresher data under a marker, or a sled panic, is
+//! `StoreError::Damaged`, with what to do. Commands that only read a store (`status`, `export`,
+//! `inspect`) open it with [`Store::open_existing`], which never creates one.
+//!
 //! Key layout (integers big-endian, so scans come out in order):
 //!
 //! | key                             | value                         |
 //! |---------------------------------|-------------------------------|
-//! | `M` name                        | meta: schema version, runs    |
+//! | `M` name                        | meta: schema, runs, stamp     |
 //! | `o` origin key                  | `OriginRecord`                |
 //! | `q` origin id u32 · seq u64     | `QueueEntry` (per-origin FIFO)|
 //! | `s` normalised URL              | `()` — the seen set           |
@@ -43,8 +50,24 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
 
+/// The file beside sled's that marks a thresher store and holds the stamp of its last flush.
+pub const MARKER: &str = "thresher-store.json";
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    #[error(
+        "data directory {dir} is damaged: {reason}. Its records cannot be trusted: move it aside \
+         (mv {dir} {dir}.damaged) and run the crawl again to start afresh, or restore it from a \
+         backup; cleaned text already written stays where it is"
+    )]
+    Damaged { dir: PathBuf, reason: String },
+    #[error("{dir} is not a thresher data directory (no store in it; `crawl --data` makes one)")]
+    NotAStore { dir: PathBuf },
+    #[error("cannot write {path}: {source}")]
+    Marker {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("data directory {dir} is in use by another thresher process (or was left locked)")]
     Locked { dir: PathBuf },
     #[error("data directory {dir}: {source}")]
@@ -136,9 +159,40 @@ impl Store {
     /// A store just closed by this or another process keeps its lock until sled's flusher
     /// thread exits (up to one flush interval), so a lock conflict is retried for a moment.
     pub fn open(dir: &Path, cache_bytes: u64) -> Result<Store, StoreError> {
+        Store::open_mode(dir, cache_bytes, true)
+    }
+
+    /// Open the store in `dir` for a command that only reads it: `NotAStore` when `dir` holds
+    /// none (nothing is created there).
+    pub fn open_existing(dir: &Path, cache_bytes: u64) -> Result<Store, StoreError> {
+        let has = |name: &str| dir.join(name).exists();
+        if !(has(MARKER) || (has("conf") && has("db"))) {
+            return Err(StoreError::NotAStore {
+                dir: dir.to_path_buf(),
+            });
+        }
+        Store::open_mode(dir, cache_bytes, false)
+    }
+
+    fn open_mode(dir: &Path, cache_bytes: u64, create: bool) -> Result<Store, StoreError> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
         loop {
-            match Store::open_once(dir, cache_bytes) {
+            // sled panics on some damage to its files: a damaged store, not a crash.
+            OPENING.with(|o| o.set(true));
+            let attempt = std::panic::catch_unwind(|| Store::open_once(dir, cache_bytes, create));
+            OPENING.with(|o| o.set(false));
+            let attempt = attempt.unwrap_or_else(|panic| {
+                let reason = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("sled failed reading it");
+                Err(StoreError::Damaged {
+                    dir: dir.to_path_buf(),
+                    reason: format!("reading it failed ({reason})"),
+                })
+            });
+            match attempt {
                 Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(50));
                 }
@@ -147,7 +201,8 @@ impl Store {
         }
     }
 
-    fn open_once(dir: &Path, cache_bytes: u64) -> Result<Store, StoreError> {
+    fn open_once(dir: &Path, cache_bytes: u64, create: bool) -> Result<Store, StoreError> {
+        let marker = read_marker(dir)?;
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(cache_bytes)
@@ -163,6 +218,12 @@ impl Store {
                         dir: dir.to_path_buf(),
                     }
                 }
+                sled::Error::Corruption { .. } | sled::Error::Unsupported(_) => {
+                    StoreError::Damaged {
+                        dir: dir.to_path_buf(),
+                        reason: e.to_string(),
+                    }
+                }
                 source => StoreError::Open {
                     dir: dir.to_path_buf(),
                     source,
@@ -175,18 +236,58 @@ impl Store {
             tree,
             registry: Mutex::new(Registry::default()),
         };
-        store.check_schema()?;
+        store.check_stamp(marker)?;
+        store.check_schema(create)?;
         store.load_registry()?;
         Ok(store)
+    }
+
+    /// The store must hold at least the stamp its marker file recorded at the last flush.
+    fn check_stamp(&self, marker: Option<u64>) -> Result<(), StoreError> {
+        let Some(expected) = marker else {
+            return Ok(());
+        };
+        let has_schema = self.tree.contains_key(key::bytes(key::META, b"schema"))?;
+        let found = self.stamp()?;
+        let reason = if !has_schema {
+            Some(format!(
+                "{MARKER} says it holds a store, but sled's files hold no thresher records \
+                 (overwritten or truncated?)"
+            ))
+        } else if found < expected {
+            Some(format!(
+                "it holds fewer records than when it was last saved (stamp {found}, {MARKER} \
+                 says {expected}): its files were truncated or overwritten"
+            ))
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(StoreError::Damaged {
+                dir: self.dir.clone(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn stamp(&self) -> Result<u64, StoreError> {
+        Ok(self
+            .get_meta::<u64>("stamp")
+            .unwrap_or(None)
+            .unwrap_or_default())
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    fn check_schema(&self) -> Result<(), StoreError> {
+    fn check_schema(&self, create: bool) -> Result<(), StoreError> {
         let k = key::bytes(key::META, b"schema");
         match self.tree.get(&k)? {
+            None if !create => Err(StoreError::NotAStore {
+                dir: self.dir.clone(),
+            }),
             None => {
                 self.tree.insert(k, &SCHEMA_VERSION.to_be_bytes())?;
                 Ok(())
@@ -231,10 +332,17 @@ impl Store {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Write everything to disk now.
+    /// Write everything to disk now, then record the new stamp in the marker file (see the
+    /// module doc: a store found behind its marker was damaged).
     pub fn flush(&self) -> Result<(), StoreError> {
+        let stamp = self.stamp()? + 1;
+        self.put_meta("stamp", &stamp)?;
         self.db.flush()?;
-        Ok(())
+        let marker =
+            serde_json::json!({ "store": "thresher", "schema": SCHEMA_VERSION, "stamp": stamp });
+        let path = self.dir.join(MARKER);
+        crate::output::write_atomic(&path, marker.to_string().as_bytes())
+            .map_err(|source| StoreError::Marker { path, source })
     }
 
     pub fn size_on_disk(&self) -> u64 {
@@ -503,6 +611,41 @@ impl Store {
                 .map_err(|e| corrupt(k, e)),
         }
     }
+}
+
+thread_local! {
+    /// This thread is inside `Store::open`, where a panic (sled's, on damaged files) is caught
+    /// and reported as `StoreError::Damaged`.
+    static OPENING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread now will be caught and reported as a damaged store: a
+/// binary's panic hook stays quiet for it (the error says what happened).
+pub fn panic_is_reported_as_damage() -> bool {
+    OPENING.with(std::cell::Cell::get)
+}
+
+/// The stamp `DATA/thresher-store.json` recorded, if the file exists.
+fn read_marker(dir: &Path) -> Result<Option<u64>, StoreError> {
+    let path = dir.join(MARKER);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(StoreError::Damaged {
+                dir: dir.to_path_buf(),
+                reason: format!("cannot read {MARKER}: {e}"),
+            })
+        }
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("stamp")?.as_u64())
+        .map(Some)
+        .ok_or_else(|| StoreError::Damaged {
+            dir: dir.to_path_buf(),
+            reason: format!("{MARKER} is not what thresher writes"),
+        })
 }
 
 pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {

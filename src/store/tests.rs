@@ -206,4 +206,28 @@ fn other_schema_versions_are_refused() {
     assert!(matches!(err, StoreError::Schema { found: 99, .. }), "{err}");
 }
 
+#[test]
+fn a_store_behind_its_marker_is_damaged_and_reads_never_create_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = Store::open_existing(&empty, 8 << 20).err().unwrap();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    {
+        let s = open(dir.path());
+        s.flush().unwrap();
+        s.flush().unwrap();
+    }
+    let marker = dir.path().join(MARKER);
+    assert!(std::fs::read_to_string(&marker)
+        .unwrap()
+        .contains("\"stamp\":2"));
+    drop(Store::open_existing(dir.path(), 8 << 20).unwrap());
+    std::fs::write(&marker, r#"{"store":"thresher","schema":1,"stamp":5}"#).unwrap();
+    let err = Store::open(dir.path(), 8 << 20).err().unwrap();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("stamp 2"), "{err}");
+}
+
 use std::collections::HashSet;

@@ -48,7 +48,7 @@ fn texts(out: &Path) -> BTreeMap<(String, String), String> {
 /// Write every stored page's raw HTML as `DIR/<site>/<page id>.html` (what `clean` reads).
 fn dump_pages(store: &Store, dir: &Path) {
     for (site, _) in store.sites() {
-        let site_dir = dir.join(thresher::cmd::site_dir_name(&site));
+        let site_dir = dir.join(thresher::output::site_dir_name(&site));
         std::fs::create_dir_all(&site_dir).unwrap();
         for id in store.site_pages(&site).unwrap() {
             let html = store.html(id).unwrap().unwrap();
