@@ -274,3 +274,32 @@ fn a_host_with_one_page_gets_its_article_without_the_chrome() {
         assert!(!text.contains(chaff), "kept {chaff:?}:\n{text}");
     }
 }
+
+#[test]
+fn regression_clean_learns_a_byte_identical_copy_once_like_the_crawl() {
+    // Broke: `clean` counted a byte-identical copy of a page as a second page of evidence while
+    // the crawl stores one copy, so on docs-dev's Doxygen site (two identical files) the crawl's
+    // text differed from `clean`'s on 10 pages (`cargo bench --bench crawl_quality`).
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pages: Vec<(String, String)> = (0..5).map(|i| (format!("post{i}"), blog_page(i))).collect();
+    let plain = tmp.path().join("plain").join("blog.example");
+    write_site(&plain, &pages);
+    let with_copy = tmp.path().join("copy").join("blog.example");
+    let mut copied = pages.clone();
+    copied.push(("post0-copy".into(), blog_page(0)));
+    write_site(&with_copy, &copied);
+    let (out_plain, out_copy) = (tmp.path().join("out-plain"), tmp.path().join("out-copy"));
+    clean(&[&plain], &out_plain);
+    clean(&[&with_copy], &out_copy);
+    for (name, _) in &pages {
+        assert_eq!(
+            read(&out_plain, "blog.example", name),
+            read(&out_copy, "blog.example", name),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        read(&out_copy, "blog.example", "post0-copy"),
+        read(&out_copy, "blog.example", "post0")
+    );
+}

@@ -14,6 +14,7 @@
 //! processed in batches of about `BATCH_BYTES` of HTML so memory stays bounded.
 
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,6 +23,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cli::CleanArgs;
@@ -618,7 +620,7 @@ fn clean_batch(
         .iter()
         .flat_map(|&s| (0..sites[s].pages.len()).map(move |p| (s, p)))
         .collect();
-    type Slot = Option<(Dom, u64, Duration)>;
+    type Slot = Option<(Dom, u64, Duration, u64)>;
     let slots: Vec<Mutex<Vec<Slot>>> = sites
         .iter()
         .map(|site| Mutex::new(site.pages.iter().map(|_| None).collect()))
@@ -637,9 +639,10 @@ fn clean_batch(
             let mut done = Parsed::default();
             let parsed = std::mem::take(&mut *lock(&slots[s]));
             for (page, slot) in site.pages.iter().zip(parsed) {
-                if let Some((dom, len, took)) = slot {
+                if let Some((dom, len, took, hash)) = slot {
                     done.pages.push(page);
                     done.doms.push(dom);
+                    done.hashes.push(hash);
                     done.bytes += len;
                     done.cpu += took;
                 }
@@ -670,8 +673,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Read (if saved as a file) and parse one page; a page that cannot be read is reported.
-fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64, Duration)> {
+/// Read (if saved as a file) and parse one page; a page that cannot be read is reported. Gives
+/// the DOM, the byte count, the time taken and the xxh3 of the bytes (the crawler's duplicate key).
+fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64, Duration, u64)> {
     let t = Instant::now();
     let (bytes, content_type) = match &page.source {
         Source::File(path) => match read_capped(path) {
@@ -723,7 +727,7 @@ fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64
         ));
     }
     reporter.bar.inc(1);
-    Some((parsed.dom, bytes.len() as u64, t.elapsed()))
+    Some((parsed.dom, bytes.len() as u64, t.elapsed(), xxh3_64(&bytes)))
 }
 
 /// A saved page's bytes: a regular file, at most `MAX_FILE_BYTES` (checked again on the open
@@ -760,6 +764,8 @@ fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
 struct Parsed<'a> {
     pages: Vec<&'a Page>,
     doms: Vec<Dom>,
+    /// Per page, the xxh3 of its bytes.
+    hashes: Vec<u64>,
     bytes: u64,
     cpu: Duration,
 }
@@ -775,8 +781,30 @@ fn clean_one_site(
         return None;
     }
     let t = Instant::now();
-    let result = detect::clean_site(detector, &parsed.doms);
-    let written = write_site(&out.join(&site.name), site, &parsed.pages, &result.texts);
+    // Byte-identical pages are one page, as in the crawl (which stores one copy and records the
+    // others as duplicates): the site is learned from its distinct pages, and a copy gets the
+    // text of its first occurrence, so `clean` and the crawl agree on the same files.
+    let mut first: HashMap<u64, usize> = HashMap::new();
+    let mut distinct: Vec<usize> = Vec::new();
+    let of: Vec<usize> = parsed
+        .hashes
+        .iter()
+        .enumerate()
+        .map(|(i, &h)| {
+            *first.entry(h).or_insert_with(|| {
+                distinct.push(i);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let result = if distinct.len() == parsed.doms.len() {
+        detect::clean_site(detector, &parsed.doms)
+    } else {
+        let doms: Vec<Dom> = distinct.iter().map(|&i| parsed.doms[i].clone()).collect();
+        detect::clean_site(detector, &doms)
+    };
+    let texts: Vec<String> = of.iter().map(|&k| result.texts[k].clone()).collect();
+    let written = write_site(&out.join(&site.name), site, &parsed.pages, &texts);
     Some(written.map(|()| SiteSummary {
         name: site.name.clone(),
         pages: parsed.doms.len(),
