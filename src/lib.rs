@@ -13,6 +13,14 @@
 //! - `output`: files under an output directory: site key → directory name, atomic writes.
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
+//! - `progress`: showing a running crawl (counters, bars or log lines).
+//!
+//! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
+//! below it. `dom`, `output`, `warc`, `progress`, `eval` and `cli` import no other thresher
+//! module; `template` builds on `dom`; `detect` on `template`; `config` and `store` on those;
+//! `crawl` on `config` and `store`; `learn` on `crawl`; `cmd` on everything; `main.rs` on `cmd`.
+//! Nothing below `cmd` imports it, no two files import each other, sled is reached only through
+//! `store` and html5ever only through `dom`.
 
 pub mod cli;
 pub mod cmd;

@@ -1,4 +1,5 @@
-//! thresher's one integration test binary (STYLE.md): one module per command or component.
+//! thresher's one integration test binary (docs/design.md, "Tests"): one module per command or
+//! component.
 
 mod clean_cmd;
 mod clean_quality;

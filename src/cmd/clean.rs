@@ -1,5 +1,5 @@
 //! `thresher clean SITE_DIR... [--warc FILE]... --out OUT`: the crawler's template engine over
-//! saved pages (DESIGN.md §4). Every `*.html` of a SITE_DIR is one host's pages and becomes
+//! saved pages (contract: docs/design.md). Every `*.html` of a SITE_DIR is one host's pages and becomes
 //! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files are grouped by host
 //! and become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where
 //! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port

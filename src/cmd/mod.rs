@@ -1,4 +1,9 @@
 //! One module per `thresher` subcommand: each turns its `cli` args into work and a summary.
+//!
+//! Owns: turning flags into work, the summaries on stdout, and what each command reads and
+//! writes. The top of the library: it may use every module below it, and nothing below imports
+//! `cmd`, so what two commands share lives lower down (`output`, `store`, `template::engine`).
+//! Layers: docs/design.md, "Layers: who may import whom".
 
 pub mod clean;
 pub mod crawl;

@@ -1,6 +1,11 @@
 //! The crawler: seeds → frontier (per-origin queues in the store) → scheduler → politeness gate
 //! (robots.txt, Crawl-delay, governor per origin, backoff) → fetch → parse on the blocking pool →
 //! links back to the frontier, page and path set to the store, all in one atomic commit.
+//!
+//! Owns: the frontier's order, politeness and robots.txt per origin, fetching, URL
+//! normalisation and scope. Uses `config`, `dom`, `store`, `progress` and `warc` (content
+//! decoding); reaches sled only through `store`, and never imports `template`, `learn` or
+//! `cmd`: the learner hears of stored pages through a callback (docs/design.md, "Layers").
 
 pub mod fetch;
 pub mod politeness;

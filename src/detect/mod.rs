@@ -2,6 +2,9 @@
 //! baselines (`node_hash`, `shingles`, `table_chunks`; docs/detectors.md gives their sources and
 //! parameters). Every detector turns one host's parsed pages into a `SiteResult`, so `clean`,
 //! `crawl` and `eval` treat them alike.
+//!
+//! Owns: the detectors and the `Detector` switch. Pure like `template`, and built only on `dom`
+//! and `template`: no I/O, no tokio, no store, nothing from `crawl`, `learn` or `cmd`.
 
 pub mod node_hash;
 pub mod shingles;

@@ -1,6 +1,7 @@
-//! Bytes → text (DESIGN.md §2): BOM, then valid UTF-8 wins over any declaration (real sites
-//! declare gb2312 and send UTF-8), then the Content-Type charset, then `<meta charset>` /
-//! `http-equiv` in the first bytes, then chardetng's guess. Never fails: bad bytes become U+FFFD.
+//! Bytes → text (docs/design.md, "Fetching and decoding"): BOM, then valid UTF-8 wins over any
+//! declaration (real sites declare gb2312 and send UTF-8), then the Content-Type charset, then
+//! `<meta charset>` / `http-equiv` in the first bytes, then chardetng's guess. Never fails: bad
+//! bytes become U+FFFD.
 
 use std::borrow::Cow;
 

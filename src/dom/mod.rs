@@ -1,6 +1,10 @@
 //! The HTML front end shared by the crawler and the template engine: bytes are decoded
 //! (`charset`), parsed once with html5ever into a flat `Send` arena with path hashes (`parse`,
 //! `tree`, `paths`), and rendered back to text as lines (`text`).
+//!
+//! Owns: everything html5ever (its `Rc` tree never leaves `parse`; the rest of thresher sees
+//! `Dom`), the path hash (stable across runs: the store keeps it) and text rendering. The bottom
+//! layer: it imports no other thresher module (docs/design.md, "Layers").
 
 pub mod charset;
 pub mod parse;

@@ -1,6 +1,7 @@
-//! DOM path hashing (DESIGN.md §3): a node's path is `Document\<html>\<body>\…` ending with its
-//! tag (elements) or its normalised text (text nodes), hashed to 64 bits by chaining xxh3 over the
-//! path's steps. The hash is stable across runs and machines because sled stores it.
+//! DOM path hashing (docs/design.md, "Pages as path sets"): a node's path is
+//! `Document\<html>\<body>\…` ending with its tag (elements) or its normalised text (text nodes),
+//! hashed to 64 bits by chaining xxh3 over the path's steps. The hash is stable across runs and
+//! machines because sled stores it.
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 

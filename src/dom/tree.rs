@@ -3,7 +3,8 @@
 //!
 //! Invariants: node 0 is the document; every other node's `parent` is a smaller index; a node's
 //! subtree is exactly the index range `i..nodes[i].end`; `path` is the 64-bit hash of the node's
-//! root-to-node path (DESIGN.md §3), so the page's path set is the set of its nodes' `path`s.
+//! root-to-node path (docs/design.md, "Pages as path sets"), so the page's path set is the set of
+//! its nodes' `path`s.
 
 use std::borrow::Cow;
 

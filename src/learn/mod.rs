@@ -6,6 +6,11 @@
 //! when the crawl is interrupted, it stops after the current step (the next run picks up from
 //! the store).
 //!
+//! Owns: when each site of a crawl is reclustered and cleaned, the learner thread, and the crawl's
+//! cleaned-text files and records. Uses `crawl` (the stored-page notice), `store`, `template` and
+//! `detect` (the engine), `output` and `progress`; never imports `cmd`, and nothing on the fetch
+//! path waits for it (docs/design.md, "The incremental step").
+//!
 //! Incremental steps get a CPU budget (`template.learn_cpu_share` of one core: after a step of
 //! `t`, the next waits `t·(1/share − 1)`) and run at a lower OS priority (nice 10 on Linux), so a
 //! fast crawl is not slowed; steps still pending when the crawl finishes are dropped — the

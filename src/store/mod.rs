@@ -2,6 +2,11 @@
 //! fetch changes (page, links seen and queued, its queue entry removed) commits in one atomic
 //! batch: a kill -9 loses at most the fetches in flight.
 //!
+//! Owns: sled, the key layout (the table below is its only copy) and the damage stamp. Imports
+//! only `dom` and `output`: other modules' state (a robots cache, a clustering state) is stored
+//! through serde without `store` knowing its type, so it never imports `crawl`, `template` or
+//! anything above (docs/design.md, "The store").
+//!
 //! Damage: sled recovers a truncated or overwritten log silently to an older state (or to an
 //! empty one), and may panic on some damage. So every `flush` bumps a stamp in the store and then
 //! writes it to `DATA/thresher-store.json` (beside sled's files); an open that finds the store's

@@ -1,5 +1,5 @@
-//! A crawling host's clustering, kept up to date as pages arrive (DESIGN.md §3 "Incremental").
-//! Pure state and functions; the crawler persists it in sled as bytes (`to_bytes`).
+//! A crawling host's clustering, kept up to date as pages arrive (docs/design.md, "The incremental
+//! step"). Pure state and functions; the crawler persists it in sled as bytes (`to_bytes`).
 //!
 //! What is kept (`HostClusters`): the host's path support, each page's cluster, and per cluster
 //! its members, the counts of its members' essential paths (path → #members) and its template.

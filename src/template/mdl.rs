@@ -1,4 +1,4 @@
-//! The MDL cost of a clustering, L(C) = L(M_T) + L(M_D) + L(M_Δ) (DESIGN.md §3).
+//! The MDL cost of a clustering, L(C) = L(M_T) + L(M_D) + L(M_Δ) (docs/design.md, "The MDL cost").
 //!
 //! Conventions (the ones the seed papers' worked example implies, checked by a test below):
 //! - every matrix is counted over |P|×|D| cells, |P| the host's distinct paths and |D| its pages;

@@ -1,5 +1,6 @@
-//! Extended MinHash sketches of clusters (TEXT-HASH, DESIGN.md §3): estimate a cluster's MDL
-//! counts and two clusters' similarity without their path sets.
+//! Extended MinHash sketches of clusters (TEXT-HASH, docs/design.md, "TEXT-MDL, TEXT-HASH,
+//! TEXT-MAX"): estimate a cluster's MDL counts and two clusters' similarity without their path
+//! sets.
 //!
 //! One-permutation hashing: each path is mixed once; the top bits pick one of `SLOTS` slots and
 //! the low 32 bits are its rank. Per slot a sketch keeps the minimum rank over the cluster's

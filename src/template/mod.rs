@@ -4,6 +4,10 @@
 //! `incremental` keeps a crawling host's clustering up to date, `clean` learns each cluster's
 //! content model (with `content`) and cleans its pages, and `engine` runs the whole pipeline over
 //! a host's parsed pages. The crawler and `thresher clean` both call `engine`, so the two agree.
+//!
+//! Owns: the TEXT algorithms and the cleaner. Pure: no tokio, no threads, no I/O, no sled, and
+//! only `dom` from thresher. Results never depend on page order or thread count (ties broken by
+//! content hashes, integer weights). docs/design.md explains the algorithms.
 
 pub mod clean;
 pub mod cluster;

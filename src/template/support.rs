@@ -1,6 +1,7 @@
-//! Path support across one host's pages, each page's mode threshold t_d, its essential paths
-//! E(d), and a cluster's template (paths essential in more than half its pages) — DESIGN.md §3.
-//! Path sets are sorted, duplicate-free `u64` slices (`Dom::path_set`).
+//! Path support across one host's pages, each page's mode threshold t_d, its essential paths E(d),
+//! and a cluster's template (paths essential in more than half its pages) — docs/design.md,
+//! "Support and essential paths". Path sets are sorted, duplicate-free `u64` slices
+//! (`Dom::path_set`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -1,4 +1,5 @@
-//! Clustering a host's pages by template: TEXT-MDL, TEXT-HASH and TEXT-MAX (DESIGN.md §3).
+//! Clustering a host's pages by template: TEXT-MDL, TEXT-HASH and TEXT-MAX (docs/design.md,
+//! "TEXT-MDL, TEXT-HASH, TEXT-MAX").
 //!
 //! All three are greedy agglomerative minimisers of the MDL cost L(C) (`mdl`): start from
 //! singletons and repeatedly merge the pair that lowers L(C) most. The papers stop when no merge
