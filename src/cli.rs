@@ -136,12 +136,15 @@ pub struct InspectArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// A dataset: DIR/<site>/<page>.html with DIR/<site>/<page>.gold.txt.
-    pub dataset: PathBuf,
+    /// One or more datasets: DIR/<site>/<page>.html with DIR/<site>/<page>.gold.txt. With several,
+    /// a table per dataset, then an overall table.
+    #[arg(required = true)]
+    pub dataset: Vec<PathBuf>,
     /// Detector to run, or `all` (every detector and every TEXT algorithm).
     #[arg(long, default_value = "all")]
     pub detector: String,
-    /// Also write each detector's outputs under this directory (OUT/<detector>/<site>/<page>.txt).
+    /// Also write each detector's outputs under this directory (OUT/<detector>/<site>/<page>.txt;
+    /// with several datasets OUT/<dataset>/<detector>/<site>/<page>.txt).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[arg(long, short)]

@@ -127,3 +127,61 @@ fn a_directory_without_gold_is_an_error() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no site with gold pages"));
 }
+
+#[test]
+fn eval_takes_several_datasets_and_prints_an_overall_table() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (one, two) = (root.path().join("one"), root.path().join("two"));
+    write_site(&one, "a.example", 5, 0);
+    write_site(&two, "b.example", 4, 0);
+    write_site(&two, "c.example", 3, 0);
+    let o = eval(&[
+        one.to_str().unwrap(),
+        two.to_str().unwrap(),
+        "--detector",
+        "node-hash",
+        "--quiet",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A table per dataset, headed by the dataset, then the overall table.
+    let heads: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("dataset "))
+        .collect();
+    assert_eq!(heads.len(), 2, "{stdout}");
+    assert!(
+        heads[0].contains("one") && heads[1].contains("two"),
+        "{stdout}"
+    );
+    let overall = stdout.split("overall: 2 datasets (one, two)").nth(1);
+    let overall = overall.unwrap_or_else(|| panic!("no overall table in:\n{stdout}"));
+    let per_set: Vec<f64> = stdout
+        .split("overall:")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.split_whitespace().next() == Some("node-hash"))
+        .map(|l| l.split_whitespace().nth(5).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(per_set.len(), 2, "{stdout}");
+    let cols = row(overall, "node-hash");
+    assert_eq!(cols[0], "12", "pages summed: {overall}");
+    let mean: f64 = cols[3].parse().unwrap();
+    assert!(
+        (mean - (per_set[0] + per_set[1]) / 2.0).abs() < 0.0015,
+        "{overall}"
+    );
+    assert_eq!(cols[5].parse::<f64>().unwrap(), per_set[0], "{overall}");
+    assert_eq!(cols[6].parse::<f64>().unwrap(), per_set[1], "{overall}");
+    // Outputs per dataset.
+    assert!(out.path().join("one/node-hash/a.example/p0.txt").is_file());
+    assert!(out.path().join("two/node-hash/c.example/p2.txt").is_file());
+}

@@ -35,10 +35,114 @@ pub enum EvalError {
 
 pub fn run(args: &EvalArgs) -> Result<(), EvalError> {
     let detectors = parse_detectors(&args.detector)?;
-    let dataset = Dataset::open(&args.dataset)?;
-    let report = evaluate(&dataset, &detectors, args.out.as_deref(), !args.quiet)?;
-    print!("{}", report.render());
+    let several = args.dataset.len() > 1;
+    let mut reports = Vec::with_capacity(args.dataset.len());
+    for dir in &args.dataset {
+        let dataset = Dataset::open(dir)?;
+        let out = args.out.as_deref().map(|o| {
+            if several {
+                o.join(dataset_name(dir))
+            } else {
+                o.to_path_buf()
+            }
+        });
+        let report = evaluate(&dataset, &detectors, out.as_deref(), !args.quiet)?;
+        print!("{}", report.render());
+        if several {
+            println!();
+        }
+        reports.push(report);
+    }
+    if several {
+        print!("{}", render_overall(&reports));
+    }
     Ok(())
+}
+
+/// A dataset's name: its directory's last component.
+fn dataset_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// One detector across datasets: the mean over datasets of their macro P/R/F1, pages and
+/// seconds summed, and each dataset's macro F1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverallRow {
+    pub detector: Detector,
+    pub pages: usize,
+    pub p: f64,
+    pub r: f64,
+    pub f1: f64,
+    pub seconds: f64,
+    pub per_dataset: Vec<f64>,
+}
+
+/// The overall rows, one per detector of the first report (every report has the same
+/// detectors, in the same order).
+pub fn overall(reports: &[Report]) -> Vec<OverallRow> {
+    let Some(first) = reports.first() else {
+        return Vec::new();
+    };
+    let n = reports.len() as f64;
+    (0..first.rows.len())
+        .map(|k| {
+            let rows: Vec<&Row> = reports.iter().map(|r| &r.rows[k]).collect();
+            let mean = |f: fn(&Row) -> f64| rows.iter().map(|r| f(r)).sum::<f64>() / n;
+            OverallRow {
+                detector: first.rows[k].detector,
+                pages: rows.iter().map(|r| r.summary.pages).sum(),
+                p: mean(|r| r.summary.macro_.p),
+                r: mean(|r| r.summary.macro_.r),
+                f1: mean(|r| r.summary.macro_.f1),
+                seconds: rows.iter().map(|r| r.seconds).sum(),
+                per_dataset: rows.iter().map(|r| r.summary.macro_.f1).collect(),
+            }
+        })
+        .collect()
+}
+
+/// The overall table: one row per detector, its mean macro P/R/F1 over the datasets, then each
+/// dataset's macro F1.
+pub fn render_overall(reports: &[Report]) -> String {
+    let names: Vec<String> = reports.iter().map(|r| dataset_name(&r.dataset)).collect();
+    let mut s = format!(
+        "overall: {} datasets ({})\n",
+        reports.len(),
+        names.join(", ")
+    );
+    let _ = write!(
+        s,
+        "{:<14} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "detector", "pages", "P", "R", "F1", "seconds"
+    );
+    for name in &names {
+        let _ = write!(s, " {name:>w$}", w = name.len().max(6));
+    }
+    s.push('\n');
+    for row in overall(reports) {
+        let _ = write!(
+            s,
+            "{:<14} {:>6} {:>6.3} {:>6.3} {:>6.3} {:>8.2}",
+            row.detector.name(),
+            row.pages,
+            row.p,
+            row.r,
+            row.f1,
+            row.seconds
+        );
+        for (f1, name) in row.per_dataset.iter().zip(&names) {
+            let _ = write!(s, " {f1:>w$.3}", w = name.len().max(6));
+        }
+        s.push('\n');
+    }
+    s.push_str(
+        "P/R/F1: mean over the datasets of each dataset's macro figure; then each dataset's \
+         macro F1.\n",
+    );
+    s
 }
 
 /// `all` = every detector (each TEXT algorithm and every baseline), else one detector's name.
@@ -296,6 +400,45 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(name: &str, f1: [f64; 2], pages: usize) -> Report {
+        let row = |detector: Detector, f1: f64| Row {
+            detector,
+            clusters: 1,
+            summary: Summary {
+                pages,
+                macro_: crate::eval::metric::Prf { p: f1, r: 1.0, f1 },
+                pages_mean: crate::eval::metric::Prf::default(),
+            },
+            seconds: 1.5,
+            detect_seconds: 0.5,
+        };
+        Report {
+            dataset: PathBuf::from(format!("/data/{name}")),
+            sites: 1,
+            html_pages: pages,
+            bytes: 0,
+            rows: vec![
+                row(Detector::NodeHash, f1[0]),
+                row(Detector::Shingles, f1[1]),
+            ],
+        }
+    }
+
+    #[test]
+    fn overall_is_the_mean_of_the_datasets_macro_figures() {
+        let reports = [report("a", [0.5, 0.9], 10), report("b", [0.7, 0.6], 30)];
+        let rows = overall(&reports);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].detector, Detector::NodeHash);
+        assert!((rows[0].f1 - 0.6).abs() < 1e-12);
+        assert!((rows[1].f1 - 0.75).abs() < 1e-12);
+        assert_eq!(rows[1].per_dataset, vec![0.9, 0.6]);
+        assert_eq!(rows[0].pages, 40);
+        assert!((rows[0].seconds - 3.0).abs() < 1e-12);
+        let table = render_overall(&reports);
+        assert!(table.starts_with("overall: 2 datasets (a, b)"), "{table}");
+    }
 
     #[test]
     fn all_means_every_detector_and_names_are_checked() {
