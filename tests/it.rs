@@ -3,6 +3,7 @@
 mod clean_cmd;
 mod crawl;
 mod eval_cmd;
+mod hostile;
 mod inspect_cmd;
 mod server_selftest;
 mod support;

@@ -51,6 +51,15 @@ pub enum Unreachable {
     Network,
 }
 
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreachable::Status(code) => write!(f, "HTTP {code}"),
+            Unreachable::Network => f.write_str("no answer"),
+        }
+    }
+}
+
 /// What may be fetched from one origin.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum RobotsPolicy {
