@@ -2,4 +2,5 @@
 //! fixed. `crawl_*` modules cover the crawl side (scheduler, robots.txt, backoff, seeds, memory).
 
 mod crawl_freeze;
+mod crawl_robots;
 mod crawl_support;

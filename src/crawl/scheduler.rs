@@ -29,6 +29,12 @@ use crate::store::{Commit, Enqueued, EntryKind, QueueEntry, Store};
 const BUFFER: usize = 32;
 /// Consecutive failed requests after which an origin is set aside for this run.
 const PARK_AFTER_FAILURES: u32 = 10;
+/// Matching work (rules × URL bytes) one dispatch may spend skipping disallowed entries before
+/// it lets the loop handle other origins (a check costs at most `MAX_RULES` × (URL + pattern)
+/// bytes in linear time; this is a few milliseconds).
+const MATCH_BUDGET: usize = 16 << 20;
+/// Dispatches per `dispatch_ready` call before the loop turns (handles finished jobs).
+const DISPATCH_BUDGET: usize = 256;
 /// A dispatch that started nothing and left its origin due again is a bug; the origin is held
 /// this long (and the bug logged) instead of spinning the loop.
 const STUCK_HOLD: Duration = Duration::from_millis(250);
@@ -167,6 +173,8 @@ pub struct Scheduler {
     summary: CrawlSummary,
     errors_by_kind: HashMap<String, u64>,
     backoff: Backoff,
+    /// A dispatch used up its matching budget: let the loop turn before dispatching more.
+    turn_now: bool,
 }
 
 /// Crawl until the frontier is empty, a limit is reached, or `shutdown` is cancelled.
@@ -220,6 +228,7 @@ pub async fn run(
         limit_reached: false,
         summary: CrawlSummary::default(),
         errors_by_kind: HashMap::new(),
+        turn_now: false,
     };
     let lengths = store.queue_lengths()?;
     for rec in store.origins() {
@@ -415,7 +424,10 @@ impl Scheduler {
     /// of these would spin the loop (the freeze of issue 10), so it is held back and logged.
     fn dispatch_ready(&mut self) -> Result<(), CrawlError> {
         let now = Instant::now();
-        while self.has_capacity() {
+        let mut budget = DISPATCH_BUDGET;
+        self.turn_now = false;
+        while self.has_capacity() && budget > 0 && !self.turn_now {
+            budget -= 1;
             let Some(&(t, id)) = self.ready.first() else {
                 break;
             };
@@ -501,8 +513,14 @@ impl Scheduler {
             return Ok(true);
         }
 
-        // Skip disallowed entries without touching the server; bounded per call.
+        // Skip disallowed entries without touching the server; bounded per call in entries and
+        // in matching work.
+        let mut work = 0usize;
         for skipped in 0..256 {
+            if work > MATCH_BUDGET {
+                self.turn_now = true;
+                return Ok(true);
+            }
             let Some((seq, entry)) = self.next_entry(id)? else {
                 return Ok(skipped > 0);
             };
@@ -531,7 +549,10 @@ impl Scheduler {
                 }
             }
             let allowed = match (&o.robots, Url::parse(&entry.url)) {
-                (Robots::Known { entry, .. }, Ok(u)) => entry.policy.allowed(&u),
+                (Robots::Known { entry: robots, .. }, Ok(u)) => {
+                    work += robots.policy.rule_count() * entry.url.len();
+                    robots.policy.allowed(&u)
+                }
                 _ => true,
             };
             if !allowed {
