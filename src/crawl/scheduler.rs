@@ -199,7 +199,8 @@ pub async fn run(
         cpu: Arc::new(Semaphore::new(cores)),
     });
 
-    // Seeds go through the seen set, so a resumed crawl does not queue them twice.
+    // Seeds go through the seen set, so a resumed crawl does not queue them twice (the store
+    // applies them in bounded batches).
     let mut c = Commit::new();
     for s in seeds {
         c.discover(urls::origin_key(s), QueueEntry::page(s.to_string(), 0));
