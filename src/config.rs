@@ -70,6 +70,9 @@ pub struct FetchConfig {
 pub struct RobotsConfig {
     pub cache_ttl: Duration,
     pub error_retry: Duration,
+    /// Retries of a robots.txt that cannot be read (5xx, 429, no answer), `error_retry` apart;
+    /// when they fail too, the origin is set aside for the rest of the run (URLs stay queued).
+    pub unreachable_retries: u32,
     pub max_bytes: u64,
     pub max_redirects: u32,
     pub sitemaps: bool,
@@ -295,6 +298,7 @@ struct RawFetch {
 struct RawRobots {
     cache_ttl: String,
     error_retry: String,
+    unreachable_retries: u32,
     max_bytes: u64,
     max_redirects: u32,
     sitemaps: bool,
@@ -383,6 +387,7 @@ impl RawConfig {
             robots: RobotsConfig {
                 cache_ttl: duration("robots.cache_ttl", &r.cache_ttl)?,
                 error_retry: duration("robots.error_retry", &r.error_retry)?,
+                unreachable_retries: r.unreachable_retries,
                 max_bytes: r.max_bytes,
                 max_redirects: r.max_redirects,
                 sitemaps: r.sitemaps,

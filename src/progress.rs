@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::{Deserialize, Serialize};
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,10 +36,56 @@ impl Mode {
 #[derive(Clone, Debug, Default)]
 pub struct HostStats {
     pub fetched: u64,
+    /// Body bytes received.
+    pub bytes: u64,
     pub queued: u64,
     pub errors: u64,
+    /// Transient failures queued again.
+    pub retries: u64,
     pub clusters: u64,
     pub cleaned: u64,
+}
+
+/// Why an origin is not being fetched right now (robots.txt unreachable, backing off after a
+/// 429, set aside): shown by progress, `status` and the summary, so a crawl never waits silently.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OriginWait {
+    /// The origin (`http://host:port`).
+    pub origin: String,
+    /// What it waits for, e.g. `robots.txt unreachable: connection refused; retry 2/3`.
+    pub reason: String,
+    /// When it is tried again (Unix ms); `None`: set aside for the rest of this run.
+    pub until_ms: Option<u64>,
+    /// URLs it keeps queued.
+    pub queued: u64,
+}
+
+impl OriginWait {
+    /// `http://a:1 — robots.txt unreachable: …; retry 2/3 at 12:04:31 UTC (1 URL queued)`.
+    pub fn line(&self) -> String {
+        let when = match self.until_ms {
+            Some(ms) => format!(" at {}", clock(ms)),
+            None => String::new(),
+        };
+        let urls = if self.queued == 1 { "URL" } else { "URLs" };
+        format!(
+            "{} — {}{when} ({} {urls} queued)",
+            self.origin, self.reason, self.queued
+        )
+    }
+}
+
+/// `12:04:31 UTC` for a Unix-ms time (the date too when it is not today).
+pub fn clock(ms: u64) -> String {
+    let secs = ms / 1000;
+    let today = crate::store::now_ms() / 1000 / 86_400;
+    let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if secs / 86_400 == today {
+        format!("{h:02}:{m:02}:{s:02} UTC")
+    } else {
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(secs);
+        humantime::format_rfc3339_seconds(t).to_string()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -54,14 +101,41 @@ pub struct CrawlStats {
     pub bytes: AtomicU64,
     /// URLs that ended in an error.
     pub errors: AtomicU64,
+    /// Transient failures (429/503, 5xx, timeouts, resets) queued again for a retry.
+    pub retries: AtomicU64,
     /// Pages whose cleaned text is on disk.
     pub cleaned: AtomicU64,
     /// Templates (clusters) learned, across hosts.
     pub templates: AtomicU64,
+    /// Turns of the scheduler's loop (each wakes for a finished job, a due origin or shutdown)
+    /// and dispatches of due origins: a waiting crawl that sleeps keeps both small; a spinning
+    /// scheduler makes them explode (regression tests read them).
+    pub loop_turns: AtomicU64,
+    pub dispatches: AtomicU64,
     hosts: Mutex<HashMap<String, HostStats>>,
+    /// Origins waiting or set aside, by origin key.
+    waits: Mutex<std::collections::BTreeMap<String, OriginWait>>,
 }
 
 impl CrawlStats {
+    /// Record why `wait.origin` waits (replacing what it waited for before).
+    pub fn set_wait(&self, wait: OriginWait) {
+        let mut waits = self.waits.lock().unwrap_or_else(|p| p.into_inner());
+        waits.insert(wait.origin.clone(), wait);
+    }
+
+    /// The origin no longer waits.
+    pub fn clear_wait(&self, origin: &str) {
+        let mut waits = self.waits.lock().unwrap_or_else(|p| p.into_inner());
+        waits.remove(origin);
+    }
+
+    /// Origins waiting or set aside, by origin.
+    pub fn waits(&self) -> Vec<OriginWait> {
+        let waits = self.waits.lock().unwrap_or_else(|p| p.into_inner());
+        waits.values().cloned().collect()
+    }
+
     pub fn host(&self, site: &str, f: impl FnOnce(&mut HostStats)) {
         let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
         f(hosts.entry(site.to_string()).or_default());
@@ -84,12 +158,16 @@ pub struct Progress {
     multi: MultiProgress,
     main: ProgressBar,
     hosts: Vec<ProgressBar>,
+    /// Lines for origins that wait (robots.txt unreachable, backoff, set aside).
+    waits: Vec<ProgressBar>,
     started: Instant,
     last_line: Mutex<Instant>,
     last: Mutex<(Instant, u64)>,
 }
 
 const HOST_LINES: usize = 5;
+/// Waiting origins shown by name; more are counted on the last line.
+const WAIT_LINES: usize = 4;
 
 impl Progress {
     pub fn new(mode: Mode) -> Arc<Progress> {
@@ -114,11 +192,21 @@ impl Progress {
                 b
             })
             .collect();
+        let waits = (0..=WAIT_LINES)
+            .map(|_| {
+                let b = multi.add(ProgressBar::new(0));
+                b.set_style(
+                    ProgressStyle::with_template("  {msg}").expect("invariant: valid template"),
+                );
+                b
+            })
+            .collect();
         Arc::new(Progress {
             mode,
             multi,
             main,
             hosts,
+            waits,
             started: Instant::now(),
             last_line: Mutex::new(Instant::now()),
             last: Mutex::new((Instant::now(), 0)),
@@ -172,6 +260,10 @@ impl Progress {
                             .map_or(String::new(), |(h, s)| host_line(h, s)),
                     );
                 }
+                let waits = wait_lines(&stats.waits());
+                for (i, bar) in self.waits.iter().enumerate() {
+                    bar.set_message(waits.get(i).cloned().unwrap_or_default());
+                }
             }
             Mode::Lines => {
                 let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
@@ -181,6 +273,9 @@ impl Progress {
                         "[{:>6.0}s] fetched {fetched} queued {queued}  {summary}",
                         self.started.elapsed().as_secs_f64()
                     );
+                    for line in wait_lines(&stats.waits()) {
+                        eprintln!("  {line}");
+                    }
                 }
             }
             Mode::Quiet => {}
@@ -188,7 +283,7 @@ impl Progress {
     }
 
     pub fn finish(&self) {
-        for b in &self.hosts {
+        for b in self.hosts.iter().chain(&self.waits) {
             b.finish_and_clear();
         }
         self.main.finish_and_clear();
@@ -207,6 +302,29 @@ fn summary_line(stats: &CrawlStats, rate: f64) -> String {
         stats.templates.load(Relaxed),
         stats.cleaned.load(Relaxed),
     )
+}
+
+/// `waiting: <origin> — <why> at <when>` per waiting origin, the ones past `WAIT_LINES` counted.
+fn wait_lines(waits: &[OriginWait]) -> Vec<String> {
+    let mut lines: Vec<String> = waits
+        .iter()
+        .take(WAIT_LINES)
+        .map(|w| {
+            let what = if w.until_ms.is_some() {
+                "waiting"
+            } else {
+                "set aside"
+            };
+            format!("{what}: {}", w.line())
+        })
+        .collect();
+    if waits.len() > WAIT_LINES {
+        lines.push(format!(
+            "… and {} more origins waiting (thresher status lists them)",
+            waits.len() - WAIT_LINES
+        ));
+    }
+    lines
 }
 
 fn host_line(host: &str, s: &HostStats) -> String {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::status::{write_snapshot, HostRow, StatusReport};
+use super::status::{write_snapshot, HostRow, StatusReport, WAITING_META};
 use crate::cli::CrawlArgs;
 use crate::config::{Config, ConfigError, Overrides};
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
@@ -134,6 +134,7 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
             progress.clone(),
             stats.clone(),
             config.crawl.data_dir.clone(),
+            info.clone(),
         );
         let result = crawl::run(
             config.clone(),
@@ -194,6 +195,7 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
     .into();
     info.pages_fetched = summary.fetched;
     store.put_meta("last_run", &info)?;
+    store.put_meta(WAITING_META, &summary.set_aside)?;
     store.flush()?;
     if let Ok(report) = StatusReport::from_store(&store) {
         let _ = write_snapshot(&config.crawl.data_dir, &report);
@@ -254,6 +256,7 @@ fn spawn_ticker(
     progress: Arc<Progress>,
     stats: Arc<CrawlStats>,
     data: PathBuf,
+    run: RunInfo,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(200));
@@ -263,21 +266,23 @@ fn spawn_ticker(
             progress.tick(&stats);
             n += 1;
             if n % 25 == 0 {
-                let _ = write_snapshot(&data, &live_report(&stats));
+                let mut run = run.clone();
+                run.pages_fetched = stats.fetched.load(Relaxed);
+                let _ = write_snapshot(&data, &live_report(&stats, run, dir_size(&data)));
             }
         }
     })
 }
 
 /// The status snapshot a running crawl can give without scanning the store.
-fn live_report(stats: &CrawlStats) -> StatusReport {
+fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusReport {
     let hosts: Vec<HostRow> = stats
         .busiest(usize::MAX)
         .into_iter()
         .map(|(host, h)| HostRow {
             host,
             pages: h.fetched,
-            bytes: 0,
+            bytes: h.bytes,
             queued: h.queued,
             errors: h.errors,
             clusters: h.clusters,
@@ -287,12 +292,13 @@ fn live_report(stats: &CrawlStats) -> StatusReport {
     StatusReport {
         generated_at_ms: now_ms(),
         live: true,
-        last_run: None,
+        last_run: Some(run),
         pages: stats.stored.load(Relaxed),
         queued: stats.queued.load(Relaxed),
         hosts,
         errors_by_kind: Vec::new(),
-        store_bytes: 0,
+        store_bytes,
+        waiting: stats.waits(),
     }
 }
 
@@ -317,8 +323,37 @@ fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String
     for (kind, n) in &s.errors_by_kind {
         let _ = writeln!(out, "  {kind:<28} {n:>8}");
     }
+    if s.retries > 0 {
+        let capped = if s.retry_after_capped > 0 {
+            format!(
+                " ({} with a Retry-After above fetch.max_retry_after, capped)",
+                s.retry_after_capped
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{} transient failures were retried{capped}.",
+            s.retries
+        );
+    }
     for why in &s.left_because {
         let _ = writeln!(out, "Left queued: {why}.");
+    }
+    if !s.set_aside.is_empty() {
+        let urls: u64 = s.set_aside.iter().map(|w| w.queued).sum();
+        let n = s.set_aside.len();
+        let _ = writeln!(
+            out,
+            "{n} {} unreachable or set aside; {} {urls} {} queued for the next run:",
+            if n == 1 { "origin" } else { "origins" },
+            if n == 1 { "it keeps" } else { "they keep" },
+            if urls == 1 { "URL" } else { "URLs" },
+        );
+        for w in &s.set_aside {
+            let _ = writeln!(out, "  {}", w.line());
+        }
     }
     let _ = writeln!(
         out,

@@ -8,7 +8,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::StatusArgs;
+use crate::progress::OriginWait;
 use crate::store::{RunInfo, Store, StoreError};
+
+/// Store meta key: the origins the last run left waiting or set aside.
+pub const WAITING_META: &str = "waiting";
 
 pub const SNAPSHOT: &str = "status.json";
 
@@ -38,6 +42,10 @@ pub struct StatusReport {
     pub pages: u64,
     pub errors_by_kind: Vec<(String, u64)>,
     pub store_bytes: u64,
+    /// Origins waiting (robots.txt unreachable, backing off) or set aside, with why and until
+    /// when.
+    #[serde(default)]
+    pub waiting: Vec<OriginWait>,
 }
 
 impl StatusReport {
@@ -94,6 +102,9 @@ impl StatusReport {
             queued,
             errors_by_kind,
             store_bytes: store.size_on_disk(),
+            waiting: store
+                .get_meta::<Vec<OriginWait>>(WAITING_META)?
+                .unwrap_or_default(),
         })
     }
 
@@ -156,6 +167,15 @@ impl StatusReport {
                     h.clusters,
                     h.cleaned
                 );
+            }
+        }
+        if !self.waiting.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nOrigins waiting or set aside (their URLs stay queued):"
+            );
+            for w in &self.waiting {
+                let _ = writeln!(s, "  {}", w.line());
             }
         }
         if !self.errors_by_kind.is_empty() {

@@ -15,7 +15,7 @@ use crate::config::RobotsConfig;
 mod google_cases;
 mod rules;
 
-pub use rules::{RobotsRules, MAX_ROBOTS_SITEMAPS};
+pub use rules::{RobotsRules, MAX_PATTERN_LITERAL_BYTES, MAX_ROBOTS_SITEMAPS, MAX_RULES};
 
 /// What the fetcher got for `/robots.txt`, after following redirects.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +51,15 @@ pub enum Unreachable {
     Network,
 }
 
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreachable::Status(code) => write!(f, "HTTP {code}"),
+            Unreachable::Network => f.write_str("no answer"),
+        }
+    }
+}
+
 /// What may be fetched from one origin.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum RobotsPolicy {
@@ -71,6 +80,14 @@ impl RobotsPolicy {
             RobotsPolicy::AllowAll => true,
             RobotsPolicy::DisallowAll { .. } => url.path() == "/robots.txt",
             RobotsPolicy::Rules(rules) => rules.allowed(url),
+        }
+    }
+
+    /// Allow/Disallow rules a check runs through (what a check costs).
+    pub fn rule_count(&self) -> usize {
+        match self {
+            RobotsPolicy::Rules(rules) => rules.len(),
+            _ => 0,
         }
     }
 

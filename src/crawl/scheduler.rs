@@ -22,15 +22,22 @@ use super::url as urls;
 use super::worker::{self, Ctx, Job, JobResult, Processing, TaskOutput, Verdict, WorkerError};
 use super::CrawlError;
 use crate::config::Config;
-use crate::progress::CrawlStats;
+use crate::progress::{CrawlStats, OriginWait};
 use crate::store::{Commit, Enqueued, EntryKind, QueueEntry, Store};
 
 /// Entries read from sled per refill of an origin's buffer.
 const BUFFER: usize = 32;
 /// Consecutive failed requests after which an origin is set aside for this run.
 const PARK_AFTER_FAILURES: u32 = 10;
-/// Failed robots.txt fetches (5xx / unreachable) after which an origin is set aside.
-const PARK_AFTER_ROBOTS_FAILURES: u32 = 3;
+/// Matching work (rules × URL bytes) one dispatch may spend skipping disallowed entries before
+/// it lets the loop handle other origins (a check costs at most `MAX_RULES` × (URL + pattern)
+/// bytes in linear time; this is a few milliseconds).
+const MATCH_BUDGET: usize = 16 << 20;
+/// Dispatches per `dispatch_ready` call before the loop turns (handles finished jobs).
+const DISPATCH_BUDGET: usize = 256;
+/// A dispatch that started nothing and left its origin due again is a bug; the origin is held
+/// this long (and the bug logged) instead of spinning the loop.
+const STUCK_HOLD: Duration = Duration::from_millis(250);
 
 /// A page the crawl stored (for inline template learning).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,12 +78,19 @@ pub struct CrawlSummary {
     pub errors_by_kind: Vec<(String, u64)>,
     /// URLs deliberately not stored: robots.txt disallows them, not HTML, duplicate content.
     pub skipped: u64,
+    /// Transient failures whose URL was queued again (429/503, 5xx, timeouts, resets).
+    pub retries: u64,
+    /// Retries whose Retry-After was above `fetch.max_retry_after` and was capped.
+    pub retry_after_capped: u64,
     pub queued_left: u64,
     pub elapsed: Duration,
     /// Shutdown was requested before the frontier emptied.
     pub interrupted: bool,
     /// Why work was left in the queues, if it was (limits, unreachable origins).
     pub left_because: Vec<String>,
+    /// Origins set aside or still waiting when the run ended, with why and the URLs they keep
+    /// queued for the next run.
+    pub set_aside: Vec<OriginWait>,
 }
 
 enum Robots {
@@ -112,6 +126,8 @@ struct Origin {
     robots_failures: u32,
     /// Set aside for this run (its URLs stay queued).
     parked: bool,
+    /// Why it waits or was set aside, as last published to the progress.
+    waiting: Option<String>,
     /// Its time in `ready`, if it is there.
     scheduled: Option<Instant>,
 }
@@ -119,6 +135,22 @@ struct Origin {
 impl Origin {
     fn has_work(&self) -> bool {
         self.queued > 0 || !self.buffer.is_empty()
+    }
+
+    /// URLs it keeps queued (in the store, not yet started).
+    fn queued_now(&self) -> u64 {
+        self.queued + self.buffer.len() as u64
+    }
+}
+
+/// Unix ms of a scheduler deadline.
+fn unix_ms(at: Instant) -> u64 {
+    let now = Instant::now();
+    let ms = crate::store::now_ms();
+    if at >= now {
+        ms + u64::try_from((at - now).as_millis()).unwrap_or(u64::MAX / 2)
+    } else {
+        ms.saturating_sub(u64::try_from((now - at).as_millis()).unwrap_or(0))
     }
 }
 
@@ -141,6 +173,8 @@ pub struct Scheduler {
     summary: CrawlSummary,
     errors_by_kind: HashMap<String, u64>,
     backoff: Backoff,
+    /// A dispatch used up its matching budget: let the loop turn before dispatching more.
+    turn_now: bool,
 }
 
 /// Crawl until the frontier is empty, a limit is reached, or `shutdown` is cancelled.
@@ -165,7 +199,8 @@ pub async fn run(
         cpu: Arc::new(Semaphore::new(cores)),
     });
 
-    // Seeds go through the seen set, so a resumed crawl does not queue them twice.
+    // Seeds go through the seen set, so a resumed crawl does not queue them twice (the store
+    // applies them in bounded batches).
     let mut c = Commit::new();
     for s in seeds {
         c.discover(urls::origin_key(s), QueueEntry::page(s.to_string(), 0));
@@ -194,6 +229,7 @@ pub async fn run(
         limit_reached: false,
         summary: CrawlSummary::default(),
         errors_by_kind: HashMap::new(),
+        turn_now: false,
     };
     let lengths = store.queue_lengths()?;
     for rec in store.origins() {
@@ -219,13 +255,16 @@ impl Scheduler {
         options: &RunOptions,
     ) -> Result<(), CrawlError> {
         loop {
+            self.stats.loop_turns.fetch_add(1, Relaxed);
             if shutdown.is_cancelled() {
                 self.summary.interrupted = true;
                 return self.drain(options.grace).await;
             }
             self.dispatch_ready()?;
             let busy = self.in_flight + self.processing;
-            if busy == 0 && self.ready.is_empty() {
+            // With a limit reached nothing more may start: origins still in `ready` wait for
+            // nothing.
+            if busy == 0 && (self.ready.is_empty() || self.limit_reached) {
                 return Ok(());
             }
             // Wake for the next due origin only when something could be started then: at the
@@ -285,10 +324,19 @@ impl Scheduler {
             failures: 0,
             robots_failures: 0,
             parked: false,
+            waiting: None,
             scheduled: None,
         };
+        let mut waits_for_robots = None;
         if let Ok(Some(entry)) = self.ctx.store.robots::<RobotsEntry>(key) {
             origin.polite.set_delay(self.effective_delay(&entry.policy));
+            if let (Some(_), RobotsPolicy::DisallowAll { reason }) =
+                (entry.unreachable_since, &entry.policy)
+            {
+                waits_for_robots = Some(format!(
+                    "robots.txt unreachable in an earlier run ({reason}); retry"
+                ));
+            }
             // Kept even when expired: it is refreshed before the next request, and stays in
             // force if robots.txt is unreachable then.
             origin.robots = Robots::Known {
@@ -298,8 +346,40 @@ impl Scheduler {
         }
         self.stats.queued.fetch_add(queued, Relaxed);
         self.stats.host(&site, |h| h.queued += queued);
+        let expires = match &origin.robots {
+            Robots::Known { expires, .. } => Some(*expires),
+            _ => None,
+        };
         self.origins.insert(id, origin);
+        if let (Some(why), Some(at)) = (waits_for_robots, expires) {
+            if at > Instant::now() && queued > 0 {
+                self.set_wait(id, why, Some(at));
+            }
+        }
         self.schedule(id);
+    }
+
+    /// Publish why origin `id` waits until `until` (`None`: set aside for this run).
+    fn set_wait(&mut self, id: u32, reason: String, until: Option<Instant>) {
+        let Some(o) = self.origins.get_mut(&id) else {
+            return;
+        };
+        o.waiting = Some(reason.clone());
+        self.stats.set_wait(OriginWait {
+            origin: o.key.clone(),
+            reason,
+            until_ms: until.map(unix_ms),
+            queued: o.queued_now(),
+        });
+    }
+
+    /// Origin `id` got an answer: it no longer waits.
+    fn clear_wait(&mut self, id: u32) {
+        if let Some(o) = self.origins.get_mut(&id) {
+            if o.waiting.take().is_some() {
+                self.stats.clear_wait(&o.key);
+            }
+        }
     }
 
     fn effective_delay(&self, policy: &RobotsPolicy) -> Duration {
@@ -332,16 +412,6 @@ impl Scheduler {
         }
     }
 
-    fn reschedule_at(&mut self, id: u32, at: Instant) {
-        if let Some(o) = self.origins.get_mut(&id) {
-            if let Some(old) = o.scheduled.take() {
-                self.ready.remove(&(old, id));
-            }
-            self.ready.insert((at, id));
-            o.scheduled = Some(at);
-        }
-    }
-
     /// Room for another request: under the concurrency cap, and the pages already fetched are
     /// being parsed fast enough (the backlog bounds the response bodies held in memory).
     fn has_capacity(&self) -> bool {
@@ -350,9 +420,15 @@ impl Scheduler {
             && !self.limit_reached
     }
 
+    /// Start what is due. Every dispatch either starts a job, consumes queue entries, or moves
+    /// its origin to a later time: an origin that is due again after a dispatch that did none
+    /// of these would spin the loop (the freeze of issue 10), so it is held back and logged.
     fn dispatch_ready(&mut self) -> Result<(), CrawlError> {
         let now = Instant::now();
-        while self.has_capacity() {
+        let mut budget = DISPATCH_BUDGET;
+        self.turn_now = false;
+        while self.has_capacity() && budget > 0 && !self.turn_now {
+            budget -= 1;
             let Some(&(t, id)) = self.ready.first() else {
                 break;
             };
@@ -363,21 +439,37 @@ impl Scheduler {
             if let Some(o) = self.origins.get_mut(&id) {
                 o.scheduled = None;
             }
-            self.dispatch(id, now)?;
+            self.stats.dispatches.fetch_add(1, Relaxed);
+            let progressed = self.dispatch(id, now)?;
             self.schedule(id);
+            let due_again = self
+                .origins
+                .get(&id)
+                .and_then(|o| o.scheduled)
+                .is_some_and(|at| at <= now);
+            if due_again && !progressed {
+                let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+                tracing::error!(
+                    origin = %o.key,
+                    "scheduler bug: dispatch made no progress; holding the origin back"
+                );
+                o.polite.hold_until(now + STUCK_HOLD);
+                self.schedule(id);
+            }
         }
         Ok(())
     }
 
-    /// Start the origin's next job (robots.txt first), if politeness allows.
-    fn dispatch(&mut self, id: u32, now: Instant) -> Result<(), CrawlError> {
+    /// Start the origin's next job (robots.txt first), if politeness allows. `Ok(true)` when
+    /// it started a job or consumed queue entries.
+    fn dispatch(&mut self, id: u32, now: Instant) -> Result<bool, CrawlError> {
         let cfg = self.ctx.config.clone();
         let Some(o) = self.origins.get_mut(&id) else {
-            return Ok(());
+            return Ok(false);
         };
         let robots_stale = match &o.robots {
             Robots::Unknown => true,
-            Robots::Fetching => return Ok(()),
+            Robots::Fetching => return Ok(false),
             Robots::Known { entry, expires } => {
                 *expires <= now
                     || entry.needs_fetch(std::time::SystemTime::now(), &cfg.fetch.robots_token)
@@ -386,9 +478,11 @@ impl Scheduler {
         if let (false, Robots::Known { entry, expires }) = (robots_stale, &o.robots) {
             if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
                 // robots.txt unreachable: hold the queue (don't consume it) until we may retry.
+                // Politeness holds the origin, so `schedule` puts it at that time (before, it
+                // put it back at its past ready time: the loop spun at 100 % CPU).
                 let at = *expires;
-                self.reschedule_at(id, at);
-                return Ok(());
+                o.polite.hold_until(at);
+                return Ok(false);
             }
         }
         if robots_stale {
@@ -398,11 +492,11 @@ impl Scheduler {
             };
             let Some(base) = o.base.clone() else {
                 o.parked = true;
-                return Ok(());
+                return Ok(true);
             };
             if let Err(t) = o.polite.try_start(now) {
-                self.reschedule_at(id, t);
-                return Ok(());
+                o.polite.hold_until(t);
+                return Ok(false);
             }
             o.robots = Robots::Fetching;
             o.in_flight += 1;
@@ -417,13 +511,19 @@ impl Scheduler {
                     previous,
                 },
             ));
-            return Ok(());
+            return Ok(true);
         }
 
-        // Skip disallowed entries without touching the server; bounded per call.
-        for _ in 0..256 {
+        // Skip disallowed entries without touching the server; bounded per call in entries and
+        // in matching work.
+        let mut work = 0usize;
+        for skipped in 0..256 {
+            if work > MATCH_BUDGET {
+                self.turn_now = true;
+                return Ok(true);
+            }
             let Some((seq, entry)) = self.next_entry(id)? else {
-                return Ok(());
+                return Ok(skipped > 0);
             };
             let o = self.origins.get_mut(&id).expect("invariant: origin exists");
             let site = o.site.clone();
@@ -434,7 +534,7 @@ impl Scheduler {
                     o.buffer.push_front((seq, entry));
                     self.limit_reached = true;
                     self.note_left(format!("max_pages ({}) reached", cfg.crawl.max_pages));
-                    return Ok(());
+                    return Ok(true);
                 }
                 let site_pages = self.ctx.store.site_counters(&site).pages
                     + self.site_in_flight.get(&site).copied().unwrap_or(0);
@@ -446,11 +546,14 @@ impl Scheduler {
                         cfg.crawl.max_pages_per_host
                     );
                     self.note_left(msg);
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             let allowed = match (&o.robots, Url::parse(&entry.url)) {
-                (Robots::Known { entry, .. }, Ok(u)) => entry.policy.allowed(&u),
+                (Robots::Known { entry: robots, .. }, Ok(u)) => {
+                    work += robots.policy.rule_count() * entry.url.len();
+                    robots.policy.allowed(&u)
+                }
                 _ => true,
             };
             if !allowed {
@@ -460,8 +563,8 @@ impl Scheduler {
             }
             if let Err(t) = o.polite.try_start(now) {
                 o.buffer.push_front((seq, entry));
-                self.reschedule_at(id, t);
-                return Ok(());
+                o.polite.hold_until(t);
+                return Ok(skipped > 0);
             }
             o.in_flight += 1;
             self.in_flight += 1;
@@ -479,11 +582,10 @@ impl Scheduler {
                     entry,
                 },
             ));
-            return Ok(());
+            return Ok(true);
         }
-        // Many disallowed entries in a row: come back right away.
-        self.reschedule_at(id, now);
-        Ok(())
+        // Many disallowed entries in a row: `schedule` brings it back right away.
+        Ok(true)
     }
 
     /// The origin's next queued entry, refilling its buffer from sled.
@@ -592,12 +694,15 @@ impl Scheduler {
             self.stats.fetched.fetch_add(1, Relaxed);
             self.summary.fetched += 1;
             self.stats.bytes.fetch_add(result.bytes, Relaxed);
+            let bytes = result.bytes;
+            self.stats.host(&site, |h| h.bytes += bytes);
         }
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         match result.verdict {
             Verdict::Processing | Verdict::Done | Verdict::Stored { .. } => {
                 o.failures = 0;
                 o.polite.success();
+                self.clear_wait(id);
                 if let Verdict::Stored { site, page_id } = result.verdict {
                     self.page_stored(site, page_id);
                 }
@@ -611,28 +716,55 @@ impl Scheduler {
                 }
                 self.count_error(&site, &kind);
             }
-            Verdict::Retry { retry_after } => {
+            Verdict::Retry { retry_after, cause } => {
                 o.failures += 1;
-                o.polite
+                let wait = o
+                    .polite
                     .back_off(result.completed_at, retry_after, self.backoff);
+                let until = o.polite.ready_at();
+                let why = match retry_after {
+                    Some(asked) if asked > wait => format!(
+                        "{cause}, Retry-After {}s capped to {} (fetch.max_retry_after); backing off",
+                        asked.as_secs(),
+                        humantime::format_duration(wait)
+                    ),
+                    Some(asked) => format!("{cause}, Retry-After {}s; backing off", asked.as_secs()),
+                    None => format!("{cause}; backing off {}", humantime::format_duration(wait)),
+                };
+                self.set_wait(id, why, Some(until));
+                self.count_retry(&site, retry_after.is_some_and(|a| a > wait));
             }
-            Verdict::Robots(entry) => self.robots_arrived(id, entry, result.completed_at)?,
+            Verdict::Robots { entry, failure } => {
+                self.robots_arrived(id, entry, failure, result.completed_at)?;
+            }
         }
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         if result.backoff && !o.parked {
             if o.failures >= PARK_AFTER_FAILURES {
                 o.parked = true;
+                let last = o.waiting.clone().unwrap_or_default();
                 let msg = format!(
                     "{} failed {PARK_AFTER_FAILURES} times in a row; set aside for this run",
                     o.key
                 );
                 tracing::warn!("{msg}");
-                self.note_left(msg);
+                self.set_wait(
+                    id,
+                    format!("failed {PARK_AFTER_FAILURES} times in a row (last: {last}); set aside for this run"),
+                    None,
+                );
             } else if result.seq.is_some() {
                 let wait_from = result.completed_at;
                 let o = self.origins.get_mut(&id).expect("invariant: origin exists");
                 if o.polite.ready_at() <= wait_from {
-                    o.polite.back_off(wait_from, None, self.backoff);
+                    let wait = o.polite.back_off(wait_from, None, self.backoff);
+                    let until = o.polite.ready_at();
+                    let why = format!(
+                        "{}; backing off {}",
+                        o.waiting.clone().unwrap_or_else(|| "request failed".into()),
+                        humantime::format_duration(wait)
+                    );
+                    self.set_wait(id, why, Some(until));
                 }
             }
         }
@@ -685,6 +817,7 @@ impl Scheduler {
         &mut self,
         id: u32,
         entry: RobotsEntry,
+        failure: Option<String>,
         completed_at: Instant,
     ) -> Result<(), CrawlError> {
         let cfg = self.ctx.config.clone();
@@ -694,20 +827,42 @@ impl Scheduler {
         self.ctx.store.put_robots(&key, &entry)?;
         let expires = instant_of(entry.expires_at);
         let mut parked_msg = None;
+        let mut wait = None;
         if entry.unreachable_since.is_some() {
             // 5xx / unreachable (RFC 9309 §2.3.1.4): disallowed for now (or the last good copy
-            // stays in force); after a few failures in a row, set the origin aside.
+            // stays in force); after `unreachable_retries` retries, set the origin aside.
             o.robots_failures += 1;
-            if o.robots_failures >= PARK_AFTER_ROBOTS_FAILURES
-                && matches!(entry.policy, RobotsPolicy::DisallowAll { .. })
-            {
-                o.parked = true;
-                let msg = format!(
-                    "{key}: robots.txt unavailable {} times in a row; its URLs stay queued",
-                    o.robots_failures
+            let cause = failure.unwrap_or_else(|| "no answer".into());
+            let retries = cfg.robots.unreachable_retries;
+            if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
+                if o.robots_failures > retries {
+                    o.parked = true;
+                    let msg = format!(
+                        "{key}: robots.txt unreachable ({cause}) {} times in a row; set aside, its URLs stay queued",
+                        o.robots_failures
+                    );
+                    tracing::warn!("{msg}");
+                    parked_msg = Some(msg);
+                    wait = Some((
+                        format!(
+                            "robots.txt unreachable: {cause}; {} attempts failed, set aside for this run",
+                            o.robots_failures
+                        ),
+                        None,
+                    ));
+                } else {
+                    wait = Some((
+                        format!(
+                            "robots.txt unreachable: {cause}; retry {}/{retries}",
+                            o.robots_failures
+                        ),
+                        Some(expires),
+                    ));
+                }
+            } else {
+                tracing::info!(
+                    "{key}: robots.txt unreachable ({cause}); the last good copy stays in force"
                 );
-                tracing::warn!("{msg}");
-                parked_msg = Some(msg);
             }
         } else {
             o.robots_failures = 0;
@@ -723,7 +878,12 @@ impl Scheduler {
         };
         o.robots = Robots::Known { entry, expires };
         if let Some(msg) = parked_msg {
-            self.note_left(msg);
+            // Listed in the summary's set-aside origins (with its queued URLs), not here.
+            tracing::debug!("{msg}");
+        }
+        match wait {
+            Some((why, until)) => self.set_wait(id, why, until),
+            None => self.clear_wait(id),
         }
         if cfg.robots.sitemaps && !sitemaps.is_empty() {
             let robots_url = base.as_ref().and_then(|b| b.join("/robots.txt").ok());
@@ -767,6 +927,16 @@ impl Scheduler {
         }
     }
 
+    /// A transient failure queued its URL again (the origin backs off).
+    fn count_retry(&mut self, site: &str, capped: bool) {
+        self.summary.retries += 1;
+        if capped {
+            self.summary.retry_after_capped += 1;
+        }
+        self.stats.retries.fetch_add(1, Relaxed);
+        self.stats.host(site, |h| h.retries += 1);
+    }
+
     fn count_error(&mut self, site: &str, kind: &str) {
         if SKIPPED.contains(&kind) {
             self.summary.skipped += 1;
@@ -785,11 +955,27 @@ impl Scheduler {
     }
 
     fn finish(mut self) -> CrawlSummary {
-        self.summary.queued_left = self
+        self.summary.queued_left = self.origins.values().map(Origin::queued_now).sum();
+        let mut ids: Vec<u32> = self
             .origins
-            .values()
-            .map(|o| o.queued + o.buffer.len() as u64)
-            .sum();
+            .iter()
+            .filter(|(_, o)| o.waiting.is_some() && o.has_work())
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        let waits = self.stats.waits();
+        for id in ids {
+            let o = &self.origins[&id];
+            let mut w = waits
+                .iter()
+                .find(|w| w.origin == o.key)
+                .cloned()
+                .unwrap_or_default();
+            w.origin.clone_from(&o.key);
+            w.queued = o.queued_now();
+            self.stats.set_wait(w.clone());
+            self.summary.set_aside.push(w);
+        }
         let mut kinds: Vec<(String, u64)> = self.errors_by_kind.drain().collect();
         kinds.sort();
         self.summary.errors_by_kind = kinds;

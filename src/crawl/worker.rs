@@ -53,9 +53,16 @@ pub enum Verdict {
     /// Done with an error record.
     Failed { kind: String },
     /// Queued again after a transient failure; the origin should back off.
-    Retry { retry_after: Option<Duration> },
-    /// robots.txt was read (or could not be).
-    Robots(RobotsEntry),
+    Retry {
+        retry_after: Option<Duration>,
+        /// What failed (`HTTP 429`, `connect failed: …`), for progress and status.
+        cause: String,
+    },
+    /// robots.txt was read (or could not be: `failure` says why).
+    Robots {
+        entry: RobotsEntry,
+        failure: Option<String>,
+    },
     /// The request succeeded; parsing and storing follow as a separate task (`Processing`).
     Processing,
 }
@@ -346,7 +353,10 @@ fn retry_or_fail(
         let mut again = entry.clone();
         again.attempts += 1;
         commit.requeue(urls::origin_key(url), again);
-        Verdict::Retry { retry_after }
+        Verdict::Retry {
+            retry_after,
+            cause: message,
+        }
     } else {
         commit.error(entry.url.clone(), record(kind, message, entry));
         Verdict::Failed { kind: kind.into() }
@@ -540,6 +550,7 @@ async fn fetch_robots(
     let mut hops = 0;
     let mut bytes = 0;
     let mut body = Vec::new();
+    let mut failure = None;
     let fetch = loop {
         let fetched = ctx
             .fetcher
@@ -570,12 +581,23 @@ async fn fetch_robots(
                 status,
                 retry_after,
             }) => {
+                failure = Some(match retry_after {
+                    Some(r) => format!("HTTP {status}, Retry-After {}s", r.as_secs()),
+                    None => format!("HTTP {status}"),
+                });
                 break Some(RobotsFetch::Status {
                     code: status,
                     retry_after: retry_after.map(|r| r.min(cfg.fetch.max_retry_after)),
-                })
+                });
             }
-            Ok(Outcome::NotHtml { .. }) | Err(_) => break Some(RobotsFetch::Unreachable),
+            Ok(Outcome::NotHtml { content_type }) => {
+                failure = Some(format!("unexpected answer ({content_type})"));
+                break Some(RobotsFetch::Unreachable);
+            }
+            Err(e) => {
+                failure = Some(e.kind.to_string());
+                break Some(RobotsFetch::Unreachable);
+            }
         }
     };
     let fetch = fetch.unwrap_or(RobotsFetch::Success(&body));
@@ -586,10 +608,12 @@ async fn fetch_robots(
         &cfg.robots,
         &cfg.fetch.robots_token,
     );
+    // Only a failure that leaves the origin waiting is one (a 4xx means "no file": allow all).
+    let failure = failure.filter(|_| entry.unreachable_since.is_some());
     JobResult {
         origin_id,
         seq: None,
-        verdict: Verdict::Robots(entry),
+        verdict: Verdict::Robots { entry, failure },
         completed_at: Instant::now(),
         enqueued: Vec::new(),
         bytes,

@@ -2,7 +2,7 @@
 //! commit lock — new URLs checked against the seen set and queued (origins get ids on first
 //! sight), the fetched queue entry removed, the page and its path set stored, errors recorded.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::{encode, key, ErrorRecord, OriginRecord, PageMeta, QueueEntry, Store, StoreError};
 use crate::dom::Dom;
@@ -113,14 +113,45 @@ impl Commit {
     }
 }
 
+/// Discovered URLs applied per sled batch. A page with 230,000 links, 100,000 seeds or a
+/// 50,000-URL sitemap was one batch of that many seen-set and queue keys, which sled holds in
+/// memory several times over (issue 10: ~9 KB per URL, 2.1 GB for one page).
+pub const DISCOVER_BATCH: usize = 4096;
+
 impl Store {
-    /// Apply `commit` atomically.
-    pub fn commit(&self, commit: Commit) -> Result<CommitOutcome, StoreError> {
+    /// Apply `commit`: atomically when it discovers at most [`DISCOVER_BATCH`] URLs. Beyond that,
+    /// the discovered URLs go first in batches of that size, then the rest of the commit (page,
+    /// consumed entry, errors) with the last batch. A crash between them leaves the new URLs
+    /// queued and seen and the page not stored: it is fetched again and finds its links seen,
+    /// so nothing is lost and nothing is queued twice.
+    pub fn commit(&self, mut commit: Commit) -> Result<CommitOutcome, StoreError> {
+        let mut early = Vec::new();
+        while commit.discovered.len() > DISCOVER_BATCH {
+            let chunk: Vec<(String, QueueEntry)> =
+                commit.discovered.drain(..DISCOVER_BATCH).collect();
+            let out = self.commit_once(Commit {
+                discovered: chunk,
+                ..Commit::default()
+            })?;
+            early.extend(out.enqueued);
+        }
+        let mut out = self.commit_once(commit)?;
+        if !early.is_empty() {
+            early.append(&mut out.enqueued);
+            out.enqueued = early;
+        }
+        Ok(out)
+    }
+
+    fn commit_once(&self, commit: Commit) -> Result<CommitOutcome, StoreError> {
         let mut reg = self.lock();
         let mut batch = sled::Batch::default();
         let mut outcome = CommitOutcome::default();
         // Origins touched by this commit, written back to the registry only on success.
         let mut touched: Vec<OriginRecord> = Vec::new();
+        // Index into `touched` by origin key (a linear search made a commit of n new origins,
+        // such as the seeds, quadratic).
+        let mut touched_at: HashMap<String, usize> = HashMap::new();
         let mut next_origin_id = reg.next_origin_id;
         let mut seen_here: HashSet<&str> = HashSet::new();
 
@@ -129,7 +160,7 @@ impl Store {
                         touched: &mut Vec<OriginRecord>,
                         batch: &mut sled::Batch|
          -> Enqueued {
-            let pos = touched.iter().position(|o| o.key == origin);
+            let pos = touched_at.get(origin).copied();
             let rec = match pos {
                 Some(i) => &mut touched[i],
                 None => {
@@ -141,6 +172,7 @@ impl Store {
                             next_seq: 0,
                         }
                     });
+                    touched_at.insert(origin.to_string(), touched.len());
                     touched.push(rec);
                     touched.last_mut().expect("invariant: just pushed")
                 }

@@ -46,9 +46,9 @@ async fn robots_500_disallows_and_retries_later_without_losing_urls() {
     );
     assert_eq!(summary.queued_left, 1, "{summary:?}");
     assert!(summary
-        .left_because
+        .set_aside
         .iter()
-        .any(|w| w.contains("robots.txt unavailable")));
+        .any(|w| w.reason.contains("robots.txt unreachable: HTTP 500")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
