@@ -62,7 +62,7 @@ fn clean_rss(work: &std::path::Path, n: usize) -> u64 {
 
 /// Regression: `clean --warc` read every record's body into memory before cleaning (100 × 16
 /// MB took 4.9 GB). Here 48 MB of bodies in 48 sites must cost far less than 48 MB over the
-/// run of a one-record WARC (memory figures for the case: docs/robustness-files.md).
+/// run of a one-record WARC (memory figures for the case: docs/robustness.md).
 #[test]
 fn files_warc_bodies_are_not_all_held_in_memory() {
     let (_tmp, work) = nested();
