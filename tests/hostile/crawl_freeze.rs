@@ -116,10 +116,13 @@ fn robots_429_does_not_freeze_crawl() {
 
 #[test]
 fn robots_connection_reset_does_not_freeze_crawl() {
+    // The reset reaches the client while it reads the headers or the body, depending on
+    // timing ("connection failed while reading" or "body does not decode: Connection reset"):
+    // both are the origin's robots.txt being unreachable.
     robots_failure_beside_healthy_sites(
         Endpoint::reset_mid_body(10, 1000),
         "",
-        "robots.txt unreachable: connection failed while reading",
+        "robots.txt unreachable: ",
     );
 }
 
