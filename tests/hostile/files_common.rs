@@ -6,6 +6,23 @@ use std::process::{Command, Output};
 
 use crate::support::{thresher_bin, Endpoint, Origin, Site};
 
+/// `thresher crawl` quietly, with its data in WORK/data and its output in WORK/out.
+pub fn crawl_into(work: &Path, seeds: &Path, config: &Path) -> Output {
+    let (data, out) = (work.join("data"), work.join("out"));
+    thresher(&[
+        "crawl",
+        "--seeds",
+        arg(seeds),
+        "--config",
+        arg(config),
+        "-q",
+        "--data",
+        arg(&data),
+        "--out",
+        arg(&out),
+    ])
+}
+
 /// Run `thresher ARGS` to the end.
 pub fn thresher(args: &[&str]) -> Output {
     Command::new(thresher_bin())

@@ -3,23 +3,12 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use super::files_common::*;
-use crate::support::{thresher_bin, write_config, write_seeds, TestServer};
+use crate::support::{write_config, write_seeds, TestServer};
 
 fn crawl(work: &Path, seeds: &Path, config: &Path) {
-    let o = Command::new(thresher_bin())
-        .arg("crawl")
-        .args(["--seeds", arg(seeds), "--config", arg(config), "-q"])
-        .args([
-            "--data",
-            arg(&work.join("data")),
-            "--out",
-            arg(&work.join("out")),
-        ])
-        .output()
-        .unwrap();
+    let o = crawl_into(work, seeds, config);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

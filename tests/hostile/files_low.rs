@@ -107,17 +107,7 @@ fn files_seeds_with_a_bom_and_a_latin1_line() {
     bytes.extend(format!("{}\n", o.url("/p2")).as_bytes());
     std::fs::write(&seeds, bytes).unwrap();
     let config = write_config(&work, "[crawl]\ndelay = \"0ms\"\nmax_depth = 0\n");
-    let out = Command::new(thresher_bin())
-        .arg("crawl")
-        .args(["--seeds", arg(&seeds), "--config", arg(&config), "-q"])
-        .args([
-            "--data",
-            arg(&work.join("data")),
-            "--out",
-            arg(&work.join("out")),
-        ])
-        .output()
-        .unwrap();
+    let out = crawl_into(&work, &seeds, &config);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(

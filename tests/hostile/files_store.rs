@@ -3,10 +3,10 @@
 //! directory that has none.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use super::files_common::*;
-use crate::support::{thresher_bin, write_config, write_seeds, TestServer};
+use crate::support::{write_config, write_seeds, TestServer};
 
 /// Crawl 6 pages into `work/data`; returns the seeds file and config.
 fn crawled(work: &Path, server: &TestServer) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -23,17 +23,7 @@ fn crawled(work: &Path, server: &TestServer) -> (std::path::PathBuf, std::path::
 }
 
 fn crawl(work: &Path, seeds: &Path, config: &Path) -> Output {
-    Command::new(thresher_bin())
-        .arg("crawl")
-        .args(["--seeds", arg(seeds), "--config", arg(config), "-q"])
-        .args([
-            "--data",
-            arg(&work.join("data")),
-            "--out",
-            arg(&work.join("out")),
-        ])
-        .output()
-        .unwrap()
+    crawl_into(work, seeds, config)
 }
 
 fn status(data: &Path) -> Output {
