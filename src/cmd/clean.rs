@@ -677,16 +677,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// the DOM, the byte count, the time taken and the xxh3 of the bytes (the crawler's duplicate key).
 fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64, Duration, u64)> {
     let t = Instant::now();
+    // A page that cannot be read is reported, counted as done and skipped.
+    let skip = |what: String, e: std::io::Error| {
+        reporter.problem(format!("{what} (site {}): {e}; page skipped", site.name));
+        reporter.bar.inc(1);
+    };
     let (bytes, content_type) = match &page.source {
         Source::File(path) => match read_capped(path) {
             Ok(bytes) => (std::borrow::Cow::Owned(bytes), None),
             Err(e) => {
-                reporter.problem(format!(
-                    "cannot read {} (site {}): {e}; page skipped",
-                    path.display(),
-                    site.name
-                ));
-                reporter.bar.inc(1);
+                skip(format!("cannot read {}", path.display()), e);
                 return None;
             }
         },
@@ -702,12 +702,11 @@ fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64
         } => match Spool::get(path) {
             Ok(bytes) => (std::borrow::Cow::Owned(bytes), content_type.as_deref()),
             Err(e) => {
-                reporter.problem(format!(
-                    "cannot read back a WARC body set aside in {} (site {}): {e}; page skipped",
-                    path.display(),
-                    site.name
-                ));
-                reporter.bar.inc(1);
+                let what = format!(
+                    "cannot read back a WARC body set aside in {}",
+                    path.display()
+                );
+                skip(what, e);
                 return None;
             }
         },
