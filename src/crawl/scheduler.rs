@@ -115,7 +115,7 @@ struct Origin {
     key: String,
     base: Option<Url>,
     site: String,
-    /// Entries in sled not yet taken into `buffer` or started.
+    /// Its entries in sled not yet started (`buffer` holds the next of them).
     queued: u64,
     cursor: u64,
     buffer: VecDeque<(u64, QueueEntry)>,
@@ -126,6 +126,9 @@ struct Origin {
     robots_failures: u32,
     /// Set aside for this run (its URLs stay queued).
     parked: bool,
+    /// Its site's page limit is taken by pages still in flight: it waits for one of them to
+    /// finish (one that fails gives its slot back, so the site still reaches its limit).
+    held: bool,
     /// Why it waits or was set aside, as last published to the progress.
     waiting: Option<String>,
     /// Its time in `ready`, if it is there.
@@ -139,7 +142,7 @@ impl Origin {
 
     /// URLs it keeps queued (in the store, not yet started).
     fn queued_now(&self) -> u64 {
-        self.queued + self.buffer.len() as u64
+        self.queued
     }
 }
 
@@ -169,7 +172,13 @@ pub struct Scheduler {
     pages_in_flight: u64,
     site_in_flight: HashMap<String, u64>,
     stored_total: u64,
+    /// `max_pages` pages are stored: nothing more may start.
     limit_reached: bool,
+    /// `max_pages` is taken by pages stored or still in flight: no page starts until one of
+    /// those finishes (a failed one gives its slot back).
+    limit_held: bool,
+    /// Origins held until a page of their site finishes (see `Origin::held`), by site.
+    held_sites: HashMap<String, Vec<u32>>,
     summary: CrawlSummary,
     errors_by_kind: HashMap<String, u64>,
     backoff: Backoff,
@@ -227,6 +236,8 @@ pub async fn run(
         site_in_flight: HashMap::new(),
         stored_total: store.sites().iter().map(|(_, c)| c.pages).sum(),
         limit_reached: false,
+        limit_held: false,
+        held_sites: HashMap::new(),
         summary: CrawlSummary::default(),
         errors_by_kind: HashMap::new(),
         turn_now: false,
@@ -324,6 +335,7 @@ impl Scheduler {
             failures: 0,
             robots_failures: 0,
             parked: false,
+            held: false,
             waiting: None,
             scheduled: None,
         };
@@ -395,7 +407,7 @@ impl Scheduler {
             return;
         };
         let idle = o.in_flight < per_origin && !matches!(o.robots, Robots::Fetching);
-        let wanted = !o.parked && idle && o.has_work() && !self.limit_reached;
+        let wanted = !o.parked && !o.held && idle && o.has_work() && !self.limit_reached;
         let at = if wanted {
             Some(o.polite.ready_at())
         } else {
@@ -418,6 +430,7 @@ impl Scheduler {
         self.in_flight < self.ctx.config.crawl.concurrency
             && self.processing < self.max_processing
             && !self.limit_reached
+            && !self.limit_held
     }
 
     /// Start what is due. Every dispatch either starts a job, consumes queue entries, or moves
@@ -528,24 +541,34 @@ impl Scheduler {
             let o = self.origins.get_mut(&id).expect("invariant: origin exists");
             let site = o.site.clone();
             if entry.kind == EntryKind::Page {
-                if cfg.crawl.max_pages > 0
-                    && self.stored_total + self.pages_in_flight >= cfg.crawl.max_pages
-                {
-                    o.buffer.push_front((seq, entry));
-                    self.limit_reached = true;
-                    self.note_left(format!("max_pages ({}) reached", cfg.crawl.max_pages));
+                // A limit counts the pages in flight too, but only stored pages end it: an
+                // in-flight page that fails gives its slot back (the limit was missed by one).
+                let max = cfg.crawl.max_pages;
+                if max > 0 && self.stored_total + self.pages_in_flight >= max {
+                    self.unpop(id, seq, entry);
+                    if self.stored_total >= max {
+                        self.limit_reached = true;
+                        self.note_left(format!("max_pages ({max}) reached"));
+                    } else {
+                        self.limit_held = true;
+                    }
                     return Ok(true);
                 }
-                let site_pages = self.ctx.store.site_counters(&site).pages
-                    + self.site_in_flight.get(&site).copied().unwrap_or(0);
-                if cfg.crawl.max_pages_per_host > 0 && site_pages >= cfg.crawl.max_pages_per_host {
-                    o.buffer.push_front((seq, entry));
-                    o.parked = true;
-                    let msg = format!(
-                        "max_pages_per_host ({}) reached for {site}",
-                        cfg.crawl.max_pages_per_host
-                    );
-                    self.note_left(msg);
+                let per_host = cfg.crawl.max_pages_per_host;
+                let stored = self.ctx.store.site_counters(&site).pages;
+                let in_flight = self.site_in_flight.get(&site).copied().unwrap_or(0);
+                if per_host > 0 && stored + in_flight >= per_host {
+                    self.unpop(id, seq, entry);
+                    let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+                    if stored >= per_host {
+                        o.parked = true;
+                        self.note_left(format!(
+                            "max_pages_per_host ({per_host}) reached for {site}"
+                        ));
+                    } else {
+                        o.held = true;
+                        self.held_sites.entry(site).or_default().push(id);
+                    }
                     return Ok(true);
                 }
             }
@@ -562,8 +585,8 @@ impl Scheduler {
                 continue;
             }
             if let Err(t) = o.polite.try_start(now) {
-                o.buffer.push_front((seq, entry));
                 o.polite.hold_until(t);
+                self.unpop(id, seq, entry);
                 return Ok(skipped > 0);
             }
             o.in_flight += 1;
@@ -617,6 +640,17 @@ impl Scheduler {
         Ok(next)
     }
 
+    /// Put back an entry `next_entry` gave out but that was not started: it stays queued, in
+    /// the counts too (the progress, the summary and `status` then agree on what is queued).
+    fn unpop(&mut self, id: u32, seq: u64, entry: QueueEntry) {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        o.buffer.push_front((seq, entry));
+        o.queued += 1;
+        let site = o.site.clone();
+        self.stats.queued.fetch_add(1, Relaxed);
+        self.stats.host(&site, |h| h.queued += 1);
+    }
+
     fn handle(
         &mut self,
         joined: Result<TaskOutput, tokio::task::JoinError>,
@@ -638,8 +672,16 @@ impl Scheduler {
     /// A page left the pipeline (fetched and, if it was, processed): its limit slot is free.
     fn page_slot_free(&mut self, site: &str) {
         self.pages_in_flight = self.pages_in_flight.saturating_sub(1);
+        self.limit_held = false;
         if let Some(n) = self.site_in_flight.get_mut(site) {
             *n = n.saturating_sub(1);
+        }
+        // Origins held by the site's limit look again (the next dispatch re-checks it).
+        for id in self.held_sites.remove(site).unwrap_or_default() {
+            if let Some(o) = self.origins.get_mut(&id) {
+                o.held = false;
+            }
+            self.schedule(id);
         }
     }
 
