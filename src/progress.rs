@@ -2,7 +2,7 @@
 //! ticker as indicatif bars on a terminal, as a log line every few seconds when stderr is not a
 //! terminal, or not at all with `--quiet`. Log lines print through indicatif so bars don't tear.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
+
+use crate::store::ErrorKind;
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +92,7 @@ pub fn clock(ms: u64) -> String {
 
 #[derive(Debug, Default)]
 pub struct CrawlStats {
-    /// Responses received (any status).
+    /// Responses received (any status; a timeout or a refused connection is not one).
     pub fetched: AtomicU64,
     /// Pages stored.
     pub stored: AtomicU64,
@@ -99,9 +101,12 @@ pub struct CrawlStats {
     pub in_flight: AtomicU64,
     /// Body bytes received.
     pub bytes: AtomicU64,
-    /// URLs that ended in an error.
+    /// URLs that ended in an error (skips apart).
     pub errors: AtomicU64,
-    /// Transient failures (429/503, 5xx, timeouts, resets) queued again for a retry.
+    /// URLs skipped by choice: robots.txt disallows them, not HTML, duplicates.
+    pub skipped: AtomicU64,
+    /// Transient failures (429/503, 5xx, timeouts, resets, robots.txt unreachable) to be
+    /// tried again.
     pub retries: AtomicU64,
     /// Pages whose cleaned text is on disk.
     pub cleaned: AtomicU64,
@@ -113,11 +118,34 @@ pub struct CrawlStats {
     pub loop_turns: AtomicU64,
     pub dispatches: AtomicU64,
     hosts: Mutex<HashMap<String, HostStats>>,
+    /// URLs that ended without a page, by kind (the one count progress, the live status and
+    /// the run's summary read).
+    failures: Mutex<BTreeMap<ErrorKind, u64>>,
     /// Origins waiting or set aside, by origin key.
-    waits: Mutex<std::collections::BTreeMap<String, OriginWait>>,
+    waits: Mutex<BTreeMap<String, OriginWait>>,
 }
 
 impl CrawlStats {
+    /// A URL of `site` ended without a page, for `kind`.
+    pub fn count_failure(&self, site: &str, kind: ErrorKind) {
+        if kind.is_skip() {
+            self.skipped.fetch_add(1, Relaxed);
+        } else {
+            self.errors.fetch_add(1, Relaxed);
+            self.host(site, |h| h.errors += 1);
+        }
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        *failures.entry(kind).or_default() += 1;
+    }
+
+    /// URLs that ended without a page this run, by kind (most first).
+    pub fn failures(&self) -> Vec<(ErrorKind, u64)> {
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<(ErrorKind, u64)> = failures.iter().map(|(k, n)| (k.clone(), *n)).collect();
+        v.sort_by(|a, b| (b.1, &a.0).cmp(&(a.1, &b.0)));
+        v
+    }
+
     /// Record why `wait.origin` waits (replacing what it waited for before).
     pub fn set_wait(&self, wait: OriginWait) {
         let mut waits = self.waits.lock().unwrap_or_else(|p| p.into_inner());
@@ -293,11 +321,14 @@ impl Progress {
 /// The crawl-wide figures shown beside the main bar and in each plain progress line.
 fn summary_line(stats: &CrawlStats, rate: f64) -> String {
     format!(
-        "{:.0} pages/s  {}  stored {}  errors {}  in flight {}  templates {}  cleaned {}",
+        "{:.0} pages/s  {}  stored {}  errors {}  skipped {}  retries {}  waiting {}  in flight {}  templates {}  cleaned {}",
         rate,
         human_bytes(stats.bytes.load(Relaxed)),
         stats.stored.load(Relaxed),
         stats.errors.load(Relaxed),
+        stats.skipped.load(Relaxed),
+        stats.retries.load(Relaxed),
+        stats.waits.lock().unwrap_or_else(|p| p.into_inner()).len(),
         stats.in_flight.load(Relaxed),
         stats.templates.load(Relaxed),
         stats.cleaned.load(Relaxed),
@@ -406,7 +437,7 @@ mod tests {
         s.cleaned.store(35, Relaxed);
         assert_eq!(
             summary_line(&s, 12.4),
-            "12 pages/s  2.5 MB  stored 40  errors 3  in flight 0  templates 7  cleaned 35"
+            "12 pages/s  2.5 MB  stored 40  errors 3  skipped 0  retries 0  waiting 0  in flight 0  templates 7  cleaned 35"
         );
         s.host("a.example", |h| {
             h.fetched = 40;

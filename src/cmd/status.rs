@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::StatusArgs;
 use crate::progress::OriginWait;
-use crate::store::{RunInfo, Store, StoreError};
+use crate::store::{ErrorKind, RunInfo, Store, StoreError};
 
 /// Store meta key: the origins the last run left waiting or set aside.
 pub const WAITING_META: &str = "waiting";
@@ -40,7 +40,8 @@ pub struct StatusReport {
     pub hosts: Vec<HostRow>,
     pub queued: u64,
     pub pages: u64,
-    pub errors_by_kind: Vec<(String, u64)>,
+    /// URLs that ended without a page, by kind (skips marked by `ErrorKind::is_skip`).
+    pub errors_by_kind: Vec<(ErrorKind, u64)>,
     pub store_bytes: u64,
     /// Origins waiting (robots.txt unreachable, backing off) or set aside, with why and until
     /// when.
@@ -78,11 +79,13 @@ impl StatusReport {
             row.host = host;
             row.queued += n;
         }
-        let mut kinds: HashMap<String, u64> = HashMap::new();
+        let mut kinds: HashMap<ErrorKind, u64> = HashMap::new();
         for e in store.errors() {
             let (url, rec) = e?;
+            let skip = rec.kind.is_skip();
             *kinds.entry(rec.kind).or_default() += 1;
-            if let Ok(u) = url::Url::parse(&url) {
+            // A host's errors leave the skips out, as the crawl's progress does.
+            if let (false, Ok(u)) = (skip, url::Url::parse(&url)) {
                 let host = crate::crawl::url::site_key(&u);
                 let row = hosts.entry(host.clone()).or_default();
                 row.host = host;
@@ -91,7 +94,7 @@ impl StatusReport {
         }
         let mut hosts: Vec<HostRow> = hosts.into_values().collect();
         hosts.sort_by(|a, b| (b.pages, &a.host).cmp(&(a.pages, &b.host)));
-        let mut errors_by_kind: Vec<(String, u64)> = kinds.into_iter().collect();
+        let mut errors_by_kind: Vec<(ErrorKind, u64)> = kinds.into_iter().collect();
         errors_by_kind.sort_by(|a, b| (b.1, &a.0).cmp(&(a.1, &b.0)));
         Ok(StatusReport {
             generated_at_ms: crate::store::now_ms(),
@@ -181,7 +184,8 @@ impl StatusReport {
         if !self.errors_by_kind.is_empty() {
             let _ = writeln!(s, "\nURLs not stored, by kind:");
             for (k, n) in &self.errors_by_kind {
-                let _ = writeln!(s, "  {k:<28} {n:>8}");
+                let skip = if k.is_skip() { "  (skipped)" } else { "" };
+                let _ = writeln!(s, "  {:<28} {n:>8}{skip}", k.name());
             }
         }
         s

@@ -8,6 +8,7 @@ use reqwest::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE, LOCATION, RETRY
 use url::Url;
 
 use crate::config::FetchConfig;
+use crate::store::ErrorKind;
 
 /// What to do when a body exceeds the cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,16 +92,16 @@ impl FetchErrorKind {
         )
     }
 
-    /// Short stable name for error counts.
-    pub fn name(&self) -> &'static str {
+    /// The kind counted and stored for a URL that ends with this error.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            FetchErrorKind::Connect(_) => "connect",
-            FetchErrorKind::FirstByteTimeout(_) => "timeout-first-byte",
-            FetchErrorKind::Timeout(_) => "timeout",
-            FetchErrorKind::TooLarge(_) => "too-large",
-            FetchErrorKind::Body(_) => "body",
-            FetchErrorKind::Request(_) => "request",
-            FetchErrorKind::Encoding(_) => "bad-encoding",
+            FetchErrorKind::Connect(_) => ErrorKind::Connect,
+            FetchErrorKind::FirstByteTimeout(_) => ErrorKind::TimeoutFirstByte,
+            FetchErrorKind::Timeout(_) => ErrorKind::Timeout,
+            FetchErrorKind::TooLarge(_) => ErrorKind::TooLarge,
+            FetchErrorKind::Body(_) => ErrorKind::Body,
+            FetchErrorKind::Request(_) => ErrorKind::Request,
+            FetchErrorKind::Encoding(_) => ErrorKind::BadEncoding,
         }
     }
 }

@@ -23,7 +23,7 @@ use super::worker::{self, Ctx, Job, JobResult, Processing, TaskOutput, Verdict, 
 use super::CrawlError;
 use crate::config::Config;
 use crate::progress::{CrawlStats, OriginWait};
-use crate::store::{Commit, Enqueued, EntryKind, QueueEntry, Store};
+use crate::store::{Commit, Enqueued, EntryKind, ErrorKind, QueueEntry, Store};
 
 /// Entries read from sled per refill of an origin's buffer.
 const BUFFER: usize = 32;
@@ -46,9 +46,6 @@ pub struct StoredPage {
     pub page_id: u64,
 }
 
-/// Outcome kinds that are a choice, not a failure.
-pub const SKIPPED: &[&str] = &["robots-disallowed", "not-html", "duplicate"];
-
 /// Told of every page the crawl stores (inline template learning listens here).
 pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
 
@@ -70,12 +67,13 @@ impl Default for RunOptions {
 
 #[derive(Clone, Debug, Default)]
 pub struct CrawlSummary {
+    /// Responses received (any status; a timeout or a refused connection is not one).
     pub fetched: u64,
     pub stored: u64,
     pub errors: u64,
     /// URLs that ended without a page, by kind; `errors` counts the real failures among them
-    /// (not the `SKIPPED` kinds).
-    pub errors_by_kind: Vec<(String, u64)>,
+    /// (not the kinds that are skips, `ErrorKind::is_skip`).
+    pub errors_by_kind: Vec<(ErrorKind, u64)>,
     /// URLs deliberately not stored: robots.txt disallows them, not HTML, duplicate content.
     pub skipped: u64,
     /// Transient failures whose URL was queued again (429/503, 5xx, timeouts, resets).
@@ -180,7 +178,6 @@ pub struct Scheduler {
     /// Origins held until a page of their site finishes (see `Origin::held`), by site.
     held_sites: HashMap<String, Vec<u32>>,
     summary: CrawlSummary,
-    errors_by_kind: HashMap<String, u64>,
     backoff: Backoff,
     /// A dispatch used up its matching budget: let the loop turn before dispatching more.
     turn_now: bool,
@@ -239,7 +236,6 @@ pub async fn run(
         limit_held: false,
         held_sites: HashMap::new(),
         summary: CrawlSummary::default(),
-        errors_by_kind: HashMap::new(),
         turn_now: false,
     };
     let lengths = store.queue_lengths()?;
@@ -581,7 +577,7 @@ impl Scheduler {
             };
             if !allowed {
                 self.ctx.store.commit(worker::disallowed(id, seq, &entry))?;
-                self.count_error(&site, "robots-disallowed");
+                self.count_error(&site, ErrorKind::RobotsDisallowed);
                 continue;
             }
             if let Err(t) = o.polite.try_start(now) {
@@ -718,7 +714,7 @@ impl Scheduler {
                         o.robots = Robots::Unknown;
                     }
                 }
-                self.count_error(&site, "panic");
+                self.count_error(&site, ErrorKind::Panic);
                 self.schedule(id);
                 return Ok(());
             }
@@ -732,9 +728,11 @@ impl Scheduler {
         };
         o.in_flight = o.in_flight.saturating_sub(1);
         o.polite.completed(result.completed_at);
-        if kind.is_some() {
+        if kind.is_some() && result.responded {
             self.stats.fetched.fetch_add(1, Relaxed);
             self.summary.fetched += 1;
+        }
+        if kind.is_some() {
             self.stats.bytes.fetch_add(result.bytes, Relaxed);
             let bytes = result.bytes;
             self.stats.host(&site, |h| h.bytes += bytes);
@@ -756,7 +754,7 @@ impl Scheduler {
                     o.failures = 0;
                     o.polite.success();
                 }
-                self.count_error(&site, &kind);
+                self.count_error(&site, kind);
             }
             Verdict::Retry { retry_after, cause } => {
                 o.failures += 1;
@@ -829,12 +827,12 @@ impl Scheduler {
             Err(WorkerError::Panic(msg)) => {
                 // The page's URL stays queued for the next run.
                 tracing::error!(origin = id, "page processing panicked: {msg}");
-                self.count_error(&site, "panic");
+                self.count_error(&site, ErrorKind::Panic);
             }
             Ok(p) => {
                 match p.verdict {
                     Verdict::Stored { site, page_id } => self.page_stored(site, page_id),
-                    Verdict::Failed { kind } => self.count_error(&site, &kind),
+                    Verdict::Failed { kind } => self.count_error(&site, kind),
                     _ => {}
                 }
                 self.enqueued(p.enqueued);
@@ -870,6 +868,7 @@ impl Scheduler {
         let expires = instant_of(entry.expires_at);
         let mut parked_msg = None;
         let mut wait = None;
+        let mut robots_retry = false;
         if entry.unreachable_since.is_some() {
             // 5xx / unreachable (RFC 9309 §2.3.1.4): disallowed for now (or the last good copy
             // stays in force); after `unreachable_retries` retries, set the origin aside.
@@ -900,6 +899,7 @@ impl Scheduler {
                         ),
                         Some(expires),
                     ));
+                    robots_retry = true;
                 }
             } else {
                 tracing::info!(
@@ -926,6 +926,12 @@ impl Scheduler {
         match wait {
             Some((why, until)) => self.set_wait(id, why, until),
             None => self.clear_wait(id),
+        }
+        if robots_retry {
+            // Counted with the other transient failures, so progress never shows a waiting
+            // crawl as "errors 0, retries 0" with nothing said.
+            let site = self.site_of(id);
+            self.count_retry(&site, false);
         }
         if cfg.robots.sitemaps && !sitemaps.is_empty() {
             let robots_url = base.as_ref().and_then(|b| b.join("/robots.txt").ok());
@@ -979,15 +985,10 @@ impl Scheduler {
         self.stats.host(site, |h| h.retries += 1);
     }
 
-    fn count_error(&mut self, site: &str, kind: &str) {
-        if SKIPPED.contains(&kind) {
-            self.summary.skipped += 1;
-        } else {
-            self.summary.errors += 1;
-        }
-        *self.errors_by_kind.entry(kind.to_string()).or_default() += 1;
-        self.stats.errors.fetch_add(1, Relaxed);
-        self.stats.host(site, |h| h.errors += 1);
+    /// A URL ended without a page: counted once, in `stats` (what progress, the live status
+    /// and the summary all read).
+    fn count_error(&mut self, site: &str, kind: ErrorKind) {
+        self.stats.count_failure(site, kind);
     }
 
     fn note_left(&mut self, why: String) {
@@ -1018,9 +1019,9 @@ impl Scheduler {
             self.stats.set_wait(w.clone());
             self.summary.set_aside.push(w);
         }
-        let mut kinds: Vec<(String, u64)> = self.errors_by_kind.drain().collect();
-        kinds.sort();
-        self.summary.errors_by_kind = kinds;
+        self.summary.errors_by_kind = self.stats.failures();
+        self.summary.errors = self.stats.errors.load(Relaxed);
+        self.summary.skipped = self.stats.skipped.load(Relaxed);
         self.summary
     }
 }

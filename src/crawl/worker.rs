@@ -17,7 +17,8 @@ use super::{sitemap, url as urls};
 use crate::config::Config;
 use crate::dom;
 use crate::store::{
-    now_ms, Commit, EntryKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store, StoreError,
+    now_ms, Commit, EntryKind, ErrorKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store,
+    StoreError,
 };
 
 /// What the workers share.
@@ -51,7 +52,7 @@ pub enum Verdict {
     /// Done without a page (redirect followed, noindex, not HTML, sitemap read, duplicate).
     Done,
     /// Done with an error record.
-    Failed { kind: String },
+    Failed { kind: ErrorKind },
     /// Queued again after a transient failure; the origin should back off.
     Retry {
         retry_after: Option<Duration>,
@@ -86,6 +87,9 @@ pub struct JobResult {
     pub enqueued: Vec<crate::store::Enqueued>,
     /// Body bytes received.
     pub bytes: u64,
+    /// A page or sitemap request got an HTTP response (any status; not a timeout, a refused
+    /// connection or a reset): what "fetched" counts.
+    pub responded: bool,
     /// The response was a 429/503 or a transient failure (politeness backs off).
     pub backoff: bool,
 }
@@ -191,6 +195,7 @@ async fn run_entry(
         completed_at: Instant::now(),
         enqueued: Vec::new(),
         bytes: 0,
+        responded: false,
         backoff: false,
     };
     let Ok(url) = Url::parse(&entry.url) else {
@@ -198,11 +203,11 @@ async fn run_entry(
             origin_id,
             seq,
             &entry,
-            "bad-url",
+            ErrorKind::BadUrl,
             "unparsable queued URL".into(),
         );
         result.verdict = Verdict::Failed {
-            kind: "bad-url".into(),
+            kind: ErrorKind::BadUrl,
         };
         ctx.store.commit(c)?;
         return Ok((result, None));
@@ -214,6 +219,7 @@ async fn run_entry(
     };
     let fetched = ctx.fetcher.get(&url, accept, limit, Overflow::Fail).await;
     result.completed_at = Instant::now();
+    result.responded = fetched.is_ok();
 
     let mut commit = Commit::new();
     commit.done(origin_id, seq);
@@ -247,7 +253,7 @@ async fn run_entry(
                 .map_err(|e| WorkerError::Panic(e.to_string()))??;
                 let verdict = match verdict {
                     Verdict::Stored { .. } if outcome.duplicate_of.is_some() => Verdict::Failed {
-                        kind: "duplicate".into(),
+                        kind: ErrorKind::Duplicate,
                     },
                     Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
                     v => v,
@@ -263,9 +269,12 @@ async fn run_entry(
             result.verdict = redirect(&ctx, &mut commit, &entry, &url, status, &location);
         }
         Ok(Outcome::NotHtml { content_type }) => {
-            commit.error(entry.url.clone(), record("not-html", content_type, &entry));
+            commit.error(
+                entry.url.clone(),
+                record(ErrorKind::NotHtml, content_type, &entry),
+            );
             result.verdict = Verdict::Failed {
-                kind: "not-html".into(),
+                kind: ErrorKind::NotHtml,
             };
         }
         Ok(Outcome::Status {
@@ -283,15 +292,15 @@ async fn run_entry(
                     &mut commit,
                     &entry,
                     &url,
-                    &format!("http-{status}"),
+                    ErrorKind::Http(status),
                     format!("HTTP {status}"),
                     retry_after,
                 )
             } else {
-                let kind = format!("http-{status}");
+                let kind = ErrorKind::Http(status);
                 commit.error(
                     entry.url.clone(),
-                    record(&kind, format!("HTTP {status}"), &entry),
+                    record(kind.clone(), format!("HTTP {status}"), &entry),
                 );
                 Verdict::Failed { kind }
             };
@@ -304,18 +313,16 @@ async fn run_entry(
                     &mut commit,
                     &entry,
                     &url,
-                    kind.name(),
+                    kind.kind(),
                     kind.to_string(),
                     None,
                 );
             } else {
                 commit.error(
                     entry.url.clone(),
-                    record(kind.name(), kind.to_string(), &entry),
+                    record(kind.kind(), kind.to_string(), &entry),
                 );
-                result.verdict = Verdict::Failed {
-                    kind: kind.name().into(),
-                };
+                result.verdict = Verdict::Failed { kind: kind.kind() };
             }
         }
     }
@@ -323,16 +330,22 @@ async fn run_entry(
     Ok((result, None))
 }
 
-fn record(kind: &str, message: String, entry: &QueueEntry) -> ErrorRecord {
+fn record(kind: ErrorKind, message: String, entry: &QueueEntry) -> ErrorRecord {
     ErrorRecord {
-        kind: kind.into(),
+        kind,
         message,
         at_ms: now_ms(),
         attempts: entry.attempts + 1,
     }
 }
 
-fn failure(origin_id: u32, seq: u64, entry: &QueueEntry, kind: &str, message: String) -> Commit {
+fn failure(
+    origin_id: u32,
+    seq: u64,
+    entry: &QueueEntry,
+    kind: ErrorKind,
+    message: String,
+) -> Commit {
     let mut c = Commit::new();
     c.done(origin_id, seq)
         .error(entry.url.clone(), record(kind, message, entry));
@@ -345,7 +358,7 @@ fn retry_or_fail(
     commit: &mut Commit,
     entry: &QueueEntry,
     url: &Url,
-    kind: &str,
+    kind: ErrorKind,
     message: String,
     retry_after: Option<Duration>,
 ) -> Verdict {
@@ -358,8 +371,8 @@ fn retry_or_fail(
             cause: message,
         }
     } else {
-        commit.error(entry.url.clone(), record(kind, message, entry));
-        Verdict::Failed { kind: kind.into() }
+        commit.error(entry.url.clone(), record(kind.clone(), message, entry));
+        Verdict::Failed { kind }
     }
 }
 
@@ -373,22 +386,25 @@ fn redirect(
     location: &str,
 ) -> Verdict {
     let first = entry.via.clone().unwrap_or_else(|| entry.url.clone());
-    let mut fail = |kind: &str, message: String| {
-        commit.error(first.clone(), record(kind, message, entry));
-        Verdict::Failed { kind: kind.into() }
+    let mut fail = |kind: ErrorKind, message: String| {
+        commit.error(first.clone(), record(kind.clone(), message, entry));
+        Verdict::Failed { kind }
     };
     let Some(target) = urls::normalize(url, location) else {
-        return fail("redirect-invalid", format!("HTTP {status} to {location:?}"));
+        return fail(
+            ErrorKind::RedirectInvalid,
+            format!("HTTP {status} to {location:?}"),
+        );
     };
     if target.as_str() == entry.url || target.as_str() == first {
         return fail(
-            "redirect-loop",
+            ErrorKind::RedirectLoop,
             format!("{} redirects back to {target}", entry.url),
         );
     }
     if entry.redirects >= ctx.config.fetch.max_redirects {
         return fail(
-            "redirect-limit",
+            ErrorKind::RedirectLimit,
             format!(
                 "more than {} redirects, last to {target}",
                 ctx.config.fetch.max_redirects
@@ -396,7 +412,7 @@ fn redirect(
         );
     }
     if let Err(why) = ctx.scope.check(&target) {
-        return fail("redirect-out-of-scope", format!("to {target}: {why}"));
+        return fail(ErrorKind::RedirectOutOfScope, format!("to {target}: {why}"));
     }
     commit.discover(
         urls::origin_key(&target),
@@ -493,11 +509,14 @@ fn process_sitemap(
     ) {
         Ok(s) => s,
         Err(e) => {
-            commit.error(entry.url.clone(), record("sitemap", e.to_string(), entry));
+            commit.error(
+                entry.url.clone(),
+                record(ErrorKind::Sitemap, e.to_string(), entry),
+            );
             return (
                 commit,
                 Verdict::Failed {
-                    kind: "sitemap".into(),
+                    kind: ErrorKind::Sitemap,
                 },
             );
         }
@@ -617,6 +636,7 @@ async fn fetch_robots(
         completed_at: Instant::now(),
         enqueued: Vec::new(),
         bytes,
+        responded: false,
         backoff: false,
     }
 }
@@ -627,7 +647,7 @@ pub fn disallowed(origin_id: u32, seq: u64, entry: &QueueEntry) -> Commit {
         origin_id,
         seq,
         entry,
-        "robots-disallowed",
+        ErrorKind::RobotsDisallowed,
         "disallowed by robots.txt".into(),
     )
 }

@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{encode, key, ErrorRecord, OriginRecord, PageMeta, QueueEntry, Store, StoreError};
+use super::{
+    encode, key, ErrorKind, ErrorRecord, OriginRecord, PageMeta, QueueEntry, Store, StoreError,
+};
 use crate::dom::Dom;
 
 /// A page ready to store; bytes are compressed by `new` (outside the commit lock).
@@ -221,7 +223,7 @@ impl Store {
             };
             if let Some(twin) = twin.filter(|&t| t != page.id) {
                 let rec = ErrorRecord {
-                    kind: "duplicate".into(),
+                    kind: ErrorKind::Duplicate,
                     message: format!("same content as page {twin:016x}"),
                     at_ms: page.meta.fetched_at_ms,
                     attempts: 1,

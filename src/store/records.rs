@@ -73,11 +73,135 @@ pub struct PageMeta {
     pub truncated: bool,
 }
 
+/// Why a URL ended without a stored page: one typed list for the crawl's counts, its progress
+/// and summary, `status` and the store's error records, so they cannot disagree. Stored as its
+/// short stable name (`http-404`, `timeout`, …), the same bytes as the plain strings before it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// A final HTTP status (4xx, or a 5xx / 429 whose retries ran out).
+    Http(u16),
+    Connect,
+    TimeoutFirstByte,
+    Timeout,
+    TooLarge,
+    /// The connection failed while the body was read.
+    Body,
+    Request,
+    BadEncoding,
+    BadUrl,
+    RedirectInvalid,
+    RedirectLoop,
+    RedirectLimit,
+    RedirectOutOfScope,
+    /// A sitemap that could not be read.
+    Sitemap,
+    /// A bug while fetching or parsing one page (its URL stays queued).
+    Panic,
+    /// Skipped, not failed: robots.txt disallows it.
+    RobotsDisallowed,
+    /// Skipped: not HTML.
+    NotHtml,
+    /// Skipped: byte-identical to a stored page.
+    Duplicate,
+    /// A name written by another version of thresher.
+    Other(String),
+}
+
+impl ErrorKind {
+    /// The short stable name shown in counts and kept in the store.
+    pub fn name(&self) -> std::borrow::Cow<'static, str> {
+        use std::borrow::Cow::Borrowed;
+        match self {
+            ErrorKind::Http(code) => format!("http-{code}").into(),
+            ErrorKind::Other(name) => name.clone().into(),
+            ErrorKind::Connect => Borrowed("connect"),
+            ErrorKind::TimeoutFirstByte => Borrowed("timeout-first-byte"),
+            ErrorKind::Timeout => Borrowed("timeout"),
+            ErrorKind::TooLarge => Borrowed("too-large"),
+            ErrorKind::Body => Borrowed("body"),
+            ErrorKind::Request => Borrowed("request"),
+            ErrorKind::BadEncoding => Borrowed("bad-encoding"),
+            ErrorKind::BadUrl => Borrowed("bad-url"),
+            ErrorKind::RedirectInvalid => Borrowed("redirect-invalid"),
+            ErrorKind::RedirectLoop => Borrowed("redirect-loop"),
+            ErrorKind::RedirectLimit => Borrowed("redirect-limit"),
+            ErrorKind::RedirectOutOfScope => Borrowed("redirect-out-of-scope"),
+            ErrorKind::Sitemap => Borrowed("sitemap"),
+            ErrorKind::Panic => Borrowed("panic"),
+            ErrorKind::RobotsDisallowed => Borrowed("robots-disallowed"),
+            ErrorKind::NotHtml => Borrowed("not-html"),
+            ErrorKind::Duplicate => Borrowed("duplicate"),
+        }
+    }
+
+    /// The kind named `name` (`Other` for a name this version does not know).
+    pub fn parse(name: &str) -> ErrorKind {
+        const NAMED: [ErrorKind; 17] = [
+            ErrorKind::Connect,
+            ErrorKind::TimeoutFirstByte,
+            ErrorKind::Timeout,
+            ErrorKind::TooLarge,
+            ErrorKind::Body,
+            ErrorKind::Request,
+            ErrorKind::BadEncoding,
+            ErrorKind::BadUrl,
+            ErrorKind::RedirectInvalid,
+            ErrorKind::RedirectLoop,
+            ErrorKind::RedirectLimit,
+            ErrorKind::RedirectOutOfScope,
+            ErrorKind::Sitemap,
+            ErrorKind::Panic,
+            ErrorKind::RobotsDisallowed,
+            ErrorKind::NotHtml,
+            ErrorKind::Duplicate,
+        ];
+        if let Some(code) = name.strip_prefix("http-").and_then(|c| c.parse().ok()) {
+            return ErrorKind::Http(code);
+        }
+        NAMED
+            .into_iter()
+            .find(|k| k.name() == name)
+            .unwrap_or_else(|| ErrorKind::Other(name.to_string()))
+    }
+
+    /// Skipped by choice (robots.txt, not HTML, a duplicate), not an error: counted apart.
+    pub fn is_skip(&self) -> bool {
+        matches!(
+            self,
+            ErrorKind::RobotsDisallowed | ErrorKind::NotHtml | ErrorKind::Duplicate
+        )
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl PartialEq<&str> for ErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ErrorKind, D::Error> {
+        let name = String::deserialize(d)?;
+        Ok(ErrorKind::parse(&name))
+    }
+}
+
 /// A URL that ended without a stored page.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorRecord {
-    /// Short stable kind: `timeout`, `connect`, `http-404`, `too-large`, `not-html`, …
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
     pub at_ms: u64,
     pub attempts: u32,

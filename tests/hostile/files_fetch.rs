@@ -57,7 +57,11 @@ async fn files_undecodable_encoding_is_not_retried() {
     crawl(&dirs, &[o.url("/"), o.url("/z")], "").await;
     assert_eq!(o.hits("/"), 1, "fetched once");
     assert_eq!(o.hits("/z"), 1, "fetched once");
-    let kinds: Vec<String> = dirs.store().errors().map(|e| e.unwrap().1.kind).collect();
+    let kinds: Vec<String> = dirs
+        .store()
+        .errors()
+        .map(|e| e.unwrap().1.kind.name().into_owned())
+        .collect();
     assert_eq!(kinds, ["bad-encoding", "bad-encoding"], "{kinds:?}");
 }
 
