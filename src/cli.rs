@@ -31,7 +31,7 @@ pub enum Command {
     Eval(EvalArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, PartialEq)]
 pub struct CrawlArgs {
     /// Seed URLs, one per line (`#` comments and blank lines allowed).
     #[arg(long, default_value = "seeds.txt")]
@@ -149,4 +149,103 @@ pub struct EvalArgs {
     pub out: Option<PathBuf>,
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+impl CrawlArgs {
+    /// The `thresher crawl …` command with every flag of this run, quoted for a shell: what the
+    /// resume hint prints, so resuming keeps `--out`, `--delay`, `--max-pages` and the rest.
+    pub fn command_line(&self) -> String {
+        let mut words: Vec<String> = vec!["thresher".into(), "crawl".into()];
+        let mut flag = |name: &str, value: String| {
+            words.push(format!("--{name}"));
+            words.push(value);
+        };
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        flag("seeds", path(&self.seeds));
+        if let Some(v) = &self.config {
+            flag("config", path(v));
+        }
+        if let Some(v) = &self.data {
+            flag("data", path(v));
+        }
+        if let Some(v) = &self.out {
+            flag("out", path(v));
+        }
+        if let Some(v) = self.max_pages {
+            flag("max-pages", v.to_string());
+        }
+        if let Some(v) = self.max_depth {
+            flag("max-depth", v.to_string());
+        }
+        if let Some(v) = self.concurrency {
+            flag("concurrency", v.to_string());
+        }
+        if let Some(v) = self.delay {
+            flag("delay", humantime::format_duration(v).to_string());
+        }
+        if let Some(v) = &self.user_agent {
+            flag("user-agent", v.clone());
+        }
+        if let Some(v) = &self.detector {
+            flag("detector", v.clone());
+        }
+        if let Some(v) = &self.algorithm {
+            flag("algorithm", v.clone());
+        }
+        if self.quiet {
+            words.push("--quiet".into());
+        }
+        shell_words::join(words)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crawl_args(line: &[&str]) -> CrawlArgs {
+        match Cli::try_parse_from(line).expect("valid flags").command {
+            Command::Crawl(a) => a,
+            other => panic!("not a crawl: {other:?}"),
+        }
+    }
+
+    /// Issue 10: the resume hint after Ctrl-C dropped `--out`, `--delay` and `--max-pages`.
+    #[test]
+    fn resume_hint_keeps_every_flag_the_user_gave() {
+        let given = crawl_args(&[
+            "thresher",
+            "crawl",
+            "--seeds",
+            "my seeds.txt",
+            "--config",
+            "c.toml",
+            "--data",
+            "d",
+            "--out",
+            "/tmp/it's out",
+            "--max-pages",
+            "500",
+            "--max-depth",
+            "3",
+            "--concurrency",
+            "7",
+            "--delay",
+            "250ms",
+            "--user-agent",
+            "Bot/1 (+https://x.example)",
+            "--detector",
+            "text",
+            "--algorithm",
+            "text-max",
+            "-q",
+        ]);
+        let line = given.command_line();
+        let words = shell_words::split(&line).expect("a shell can read it back");
+        let again = crawl_args(&words.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(again, given, "{line}");
+
+        let plain = crawl_args(&["thresher", "crawl"]);
+        assert_eq!(plain.command_line(), "thresher crawl --seeds seeds.txt");
+    }
 }

@@ -1,10 +1,12 @@
-//! The `thresher` binary: parse flags, run the subcommand, map errors to exit codes.
+//! The `thresher` binary: parse flags, catch signals, run the subcommand, print errors and map
+//! them to exit codes. Everything process-wide lives here; the library returns.
 
 use anyhow::Context;
 use clap::Parser;
 use std::process::ExitCode;
 use thresher::cli::{Cli, Command};
 use thresher::cmd;
+use tokio_util::sync::CancellationToken;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
@@ -19,7 +21,7 @@ fn main() -> std::process::ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("thresher: {e:#}");
+            eprintln!("thresher: {}", causes_once(&e));
             std::process::ExitCode::from(2)
         }
     }
@@ -28,7 +30,9 @@ fn main() -> std::process::ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Crawl(args) => {
-            cmd::crawl::run(&args).context("crawl failed")?;
+            let shutdown = CancellationToken::new();
+            stop_on_signals(shutdown.clone());
+            cmd::crawl::run(&args, shutdown).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => {
@@ -47,4 +51,38 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT, SIGTERM and SIGHUP all take the graceful path: the first asks the crawl to finish
+/// the requests in flight and save its state (the run then ends with its summary and the
+/// resume command); a second quits at once (sled's log is crash-safe: only the fetches in
+/// flight are lost).
+fn stop_on_signals(shutdown: CancellationToken) {
+    let installed = ctrlc::set_handler(move || {
+        if shutdown.is_cancelled() {
+            eprintln!("Quitting now; run the same command to resume.");
+            std::process::exit(130);
+        }
+        shutdown.cancel();
+    });
+    if let Err(e) = installed {
+        eprintln!("thresher: cannot catch signals ({e}); Ctrl-C will stop the crawl at once");
+    }
+}
+
+/// The error and its causes, each said once: a cause whose text its parent's message already
+/// holds (a thiserror `{source}` in the message) is not printed again ("X: X").
+fn causes_once(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

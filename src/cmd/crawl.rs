@@ -1,6 +1,7 @@
-//! `thresher crawl`: config and seeds in, a crawl run on a tokio runtime with progress, Ctrl-C
-//! handling (first: finish in-flight work and flush; second: quit now), a summary out. Running
-//! the same command again resumes from the data directory.
+//! `thresher crawl`: config and seeds in, a crawl run on a tokio runtime with progress, a
+//! graceful stop when the caller cancels (the binary does on SIGINT, SIGTERM, SIGHUP: finish
+//! in-flight work and flush), a summary out. Running the same command again resumes from the
+//! data directory.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
@@ -67,7 +68,10 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
     }
 }
 
-pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
+/// Run the crawl `args` asks for until it ends or `shutdown` is cancelled (the binary cancels
+/// it on SIGINT, SIGTERM or SIGHUP): in-flight work then finishes, state is saved, and the
+/// summary says how to resume.
+pub fn run(args: &CrawlArgs, shutdown: CancellationToken) -> Result<CrawlSummary, CrawlCmdError> {
     let config = Config::load(args.config.as_deref(), &overrides(args))?;
     let progress = Progress::new(Mode::detect(args.quiet));
     init_logging(&progress, args.quiet);
@@ -122,14 +126,13 @@ pub fn run(args: &CrawlArgs) -> Result<CrawlSummary, CrawlCmdError> {
         .map_err(CrawlCmdError::Runtime)?;
     let config = Arc::new(config);
     let stats = Arc::new(CrawlStats::default());
-    let shutdown = CancellationToken::new();
     let learner = config
         .template
         .inline
         .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
     let sink = learner.as_ref().map(Learner::sink);
     let (summary, learned) = runtime.block_on(async {
-        spawn_ctrl_c(shutdown.clone(), progress.clone());
+        say_when_stopping(shutdown.clone(), progress.clone());
         let ticker = spawn_ticker(
             progress.clone(),
             stats.clone(),
@@ -235,20 +238,13 @@ fn init_logging(progress: &Arc<Progress>, quiet: bool) {
         .try_init();
 }
 
-fn spawn_ctrl_c(shutdown: CancellationToken, progress: Arc<Progress>) {
+/// Say so when a stop is asked for (the binary catches the signals).
+fn say_when_stopping(shutdown: CancellationToken, progress: Arc<Progress>) {
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
+        shutdown.cancelled().await;
         progress.println(
             "Stopping: finishing requests in flight and saving state (Ctrl-C again to quit now).",
         );
-        shutdown.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            // sled's log is crash-safe: quitting now loses at most the fetches in flight.
-            eprintln!("Quitting now; run the same command to resume.");
-            std::process::exit(130);
-        }
     });
 }
 
@@ -296,7 +292,7 @@ fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusRepo
         pages: stats.stored.load(Relaxed),
         queued: stats.queued.load(Relaxed),
         hosts,
-        errors_by_kind: Vec::new(),
+        errors_by_kind: stats.failures(),
         store_bytes,
         waiting: stats.waits(),
     }
@@ -308,7 +304,7 @@ fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String
     let secs = s.elapsed.as_secs_f64().max(1e-9);
     let _ = writeln!(
         out,
-        "{} {} responses, {} pages stored, {} errors in {:.1}s ({:.0} pages/s).",
+        "{} {} responses, {} pages stored, {} errors, {} skipped in {:.1}s ({:.0} pages/s).",
         if s.interrupted {
             "Interrupted after"
         } else {
@@ -317,11 +313,13 @@ fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String
         s.fetched,
         s.stored,
         s.errors,
+        s.skipped,
         secs,
         s.fetched as f64 / secs
     );
     for (kind, n) in &s.errors_by_kind {
-        let _ = writeln!(out, "  {kind:<28} {n:>8}");
+        let skip = if kind.is_skip() { "  (skipped)" } else { "" };
+        let _ = writeln!(out, "  {:<28} {n:>8}{skip}", kind.name());
     }
     if s.retries > 0 {
         let capped = if s.retry_after_capped > 0 {
@@ -363,14 +361,12 @@ fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String
         config.crawl.out_dir.display()
     );
     if s.interrupted || s.queued_left > 0 {
-        let mut cmd = format!("thresher crawl --seeds {}", args.seeds.display());
-        if let Some(d) = &args.data {
-            let _ = write!(cmd, " --data {}", d.display());
-        }
-        if let Some(c) = &args.config {
-            let _ = write!(cmd, " --config {}", c.display());
-        }
-        let _ = writeln!(out, "{} URLs still queued. To resume: {cmd}", s.queued_left);
+        let _ = writeln!(
+            out,
+            "{} URLs still queued. To resume: {}",
+            s.queued_left,
+            args.command_line()
+        );
     }
     out
 }
@@ -385,4 +381,36 @@ fn dir_size(dir: &std::path::Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ErrorKind;
+
+    /// Issue 10: the live `status` of a running crawl said "Last run: never" and "0 B", and
+    /// listed no errors.
+    #[test]
+    fn live_status_shows_the_running_crawl_its_store_and_its_errors() {
+        let stats = CrawlStats::default();
+        stats.count_failure("a.example", ErrorKind::Http(404));
+        stats.count_failure("a.example", ErrorKind::Duplicate);
+        let run = RunInfo {
+            started_at_ms: now_ms(),
+            ended_at_ms: 0,
+            state: "running".into(),
+            pages_fetched: 3,
+        };
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("db"), vec![0u8; 4096]).expect("write");
+        let text = live_report(&stats, run, dir_size(dir.path())).render();
+        assert!(!text.contains("never"), "{text}");
+        assert!(text.contains("still running"), "{text}");
+        assert!(text.contains("store on disk: 4.1 KB"), "{text}");
+        assert!(text.contains("http-404"), "{text}");
+        assert!(
+            text.contains("duplicate") && text.contains("(skipped)"),
+            "{text}"
+        );
+    }
 }

@@ -136,6 +136,52 @@ fn ctrl_c_stops_gracefully_and_the_same_command_resumes() {
         .unwrap();
 }
 
+/// Issue 10: SIGTERM and SIGHUP exited at once (143 / 129) without the graceful path SIGINT
+/// has. Each now stops like Ctrl-C: exit 0, the resume hint with the run's own flags, and the
+/// same command then finishes with every page fetched once.
+#[test]
+fn sigterm_and_sighup_stop_gracefully_like_ctrl_c() {
+    for sig in ["-TERM", "-HUP"] {
+        let server = TestServer::background(1, 1);
+        let site = NewsSite::generate(&SiteSpec::small(3, 60));
+        let dir = tempfile::tempdir().unwrap();
+        let child = start(dir.path(), &server, &site);
+        wait_hits(&server, 15);
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{sig}: {stderr}");
+        assert!(stderr.contains("Interrupted after"), "{sig}: {stderr}");
+        let out_dir = dir.path().join("out");
+        assert!(
+            stderr.contains("To resume: thresher crawl")
+                && stderr.contains(&format!("--out {}", out_dir.display())),
+            "{sig}: {stderr}"
+        );
+        assert!(server.origin(0).total_hits() < site.reachable().len() + 1);
+        finish(dir.path(), &server);
+        site.check_fetched_once(server.origin(0), &["/robots.txt"])
+            .unwrap();
+    }
+}
+
+/// Issue 10: error messages printed their cause twice ("X: X").
+#[test]
+fn an_error_says_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "");
+    let missing = dir.path().join("no-such-seeds.txt");
+    let out = crawl_cmd(dir.path(), &missing, &config).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot read seeds file"), "{stderr}");
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "{stderr}"
+    );
+}
+
 #[test]
 fn kill_9_loses_at_most_the_last_moments() {
     let server = TestServer::background(1, 1);
