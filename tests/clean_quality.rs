@@ -29,7 +29,8 @@ fn sentence(page: usize, n: usize) -> String {
 
 /// One page of a generated API reference: site navigation and footer around a `main` that holds
 /// a description, a member table of links with descriptions, a definition list whose terms are
-/// generator headings, a code block and an inherited-members line shared by every page.
+/// generator headings, a code block whose first line every page shares and an inherited-members
+/// line shared by every page.
 fn docs_page(i: usize) -> String {
     let nav: String = (0..12)
         .map(|k| format!("<li><a href=/api/{k}.html>{}{k}</a></li>", w(k)))
@@ -59,7 +60,8 @@ fn docs_page(i: usize) -> String {
          <dl><dt>Parameters:</dt><dd><code>n</code> - the slot of the {}</dd>\
          <dt>Returns:</dt><dd>the {} value</dd><dt>See Also:</dt>\
          <dd><a href=/api/{i}.html>{}Reader.open(int)</a></dd></dl>\
-         <pre><code>let r = {}Reader::new({i});\nlet v = r.read_{}(7);</code></pre></section>\
+         <pre><code><span class=kw>use example_sdk::prelude::*;</span>\n\
+         let r = {}Reader::new({i});\nlet v = r.read_{}(7);</code></pre></section>\
          <section class=inherited><h3>Methods declared in class Object</h3>\
          <code><a href=/o#a>clone</a>, <a href=/o#b>equals</a>, <a href=/o#c>hashCode</a></code>\
          </section></main></div>\
@@ -195,8 +197,10 @@ fn documentation_site_keeps_code_tables_definition_lists_and_contents() {
             format!("the slot of the {}", w(i + 3)),
             "Returns:".to_string(),
             format!("{}Reader.open(int)", w(i + 9)),
-            // Code.
+            // Code, with its line shared by every page (template by path and text, but part of
+            // a kept block: a block renders whole).
             format!("let r = {}Reader::new({i});", w(i)),
+            "use example_sdk::prelude::*;".to_string(),
         ];
         for k in &keep {
             assert!(text.contains(k.as_str()), "page {i} lost {k:?}:\n{text}");

@@ -275,13 +275,17 @@ impl ClusterModel {
     /// The page's text from its scores.
     fn render(&self, dom: &Dom, s: &Scored) -> String {
         let kept = self.keep(dom, s);
+        let whole = self.features.whole_blocks;
         text::render(dom, |i| {
             let b = s.blocks.block_of[i];
-            // A kept block of template text only is template text inside the content
-            // (`prune::template_in_content`): its text renders.
+            // A kept block renders whole (`Features::whole_blocks`); without that, its template
+            // text renders only when the block is template text alone, kept as template text
+            // inside the content (`prune::template_in_content`).
             b != NONE
                 && kept[b as usize]
-                && (!s.blocks.in_template[i] || s.blocks.blocks[b as usize].own_tokens() == 0)
+                && (whole
+                    || !s.blocks.in_template[i]
+                    || s.blocks.blocks[b as usize].own_tokens() == 0)
         })
     }
 

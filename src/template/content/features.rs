@@ -33,6 +33,9 @@ pub struct Features {
     /// Site mode: template text inside a record of page-specific content is kept (generated
     /// headings such as "Parameters:" or "Method Summary").
     pub template_in_content: bool,
+    /// A kept block renders whole: its template text (a label inside a kept paragraph, a line
+    /// of generated code shared with sibling pages) goes with it; off, only its own text.
+    pub whole_blocks: bool,
     /// The share of a page's eligible text the site-mode region must hold, in percent
     /// (`region::FRAME_PERCENT`).
     pub frame_percent: u64,
@@ -52,6 +55,7 @@ impl Features {
         furniture: true,
         embedded: true,
         template_in_content: true,
+        whole_blocks: true,
         frame_percent: super::region::FRAME_PERCENT,
     };
 
@@ -68,6 +72,7 @@ impl Features {
         "furniture",
         "embedded",
         "template-in-content",
+        "whole-blocks",
     ];
 
     /// `self` with the component `name` (one of `NAMES`) turned off; `None` for an unknown name.
@@ -84,6 +89,7 @@ impl Features {
             "furniture" => &mut self.furniture,
             "embedded" => &mut self.embedded,
             "template-in-content" => &mut self.template_in_content,
+            "whole-blocks" => &mut self.whole_blocks,
             _ => return None,
         };
         *flag = false;
