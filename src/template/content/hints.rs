@@ -2,6 +2,7 @@
 //! role (comments, related links, share bars, navigation, footers, ads, newsletter boxes…).
 //! Class and id values are split into words (`comment-list`, `relatedLinks`, `share_bar`), so a
 //! hint matches whole words only: `navy` or `shared-layout-content` do not match `nav`/`share`.
+//! A word glued from a furniture word and a part word (`commentbody`, `navlinks`) matches too.
 
 use crate::dom::tree::Element;
 
@@ -48,6 +49,48 @@ const FURNITURE: &[&str] = &[
     "widget",
 ];
 
+/// Words that name a part of a thing, not what it is: a class word made of a furniture word and
+/// one of these (`commentbody`, `navlinks`, `sharebar`, `footerlinks`) names furniture too,
+/// while words that merely start alike (`commentary`, `navy`, `shared`) do not.
+const PARTS: &[&str] = &[
+    "area",
+    "bar",
+    "block",
+    "body",
+    "bottom",
+    "box",
+    "btn",
+    "button",
+    "buttons",
+    "container",
+    "content",
+    "elem",
+    "form",
+    "head",
+    "header",
+    "inner",
+    "item",
+    "items",
+    "link",
+    "links",
+    "list",
+    "meta",
+    "metadata",
+    "outer",
+    "path",
+    "s",
+    "section",
+    "status",
+    "sub",
+    "text",
+    "title",
+    "tool",
+    "tools",
+    "top",
+    "wrap",
+    "wrapper",
+];
+
 /// Sectioning tags that hold furniture by definition.
 const FURNITURE_TAGS: &[&str] = &[
     "nav",
@@ -84,7 +127,18 @@ pub fn is_furniture(e: &Element) -> bool {
     [&e.class, &e.id]
         .into_iter()
         .flatten()
-        .any(|v| words(v).any(|w| FURNITURE.iter().any(|f| f.eq_ignore_ascii_case(w))))
+        .any(|v| words(v).any(names_furniture))
+}
+
+/// A furniture word, or a furniture word followed by a part word (`commentbody`), ignoring
+/// ASCII case.
+fn names_furniture(w: &str) -> bool {
+    FURNITURE.iter().any(|f| {
+        w.len() >= f.len()
+            && w.is_char_boundary(f.len())
+            && w[..f.len()].eq_ignore_ascii_case(f)
+            && (w.len() == f.len() || PARTS.iter().any(|p| w[f.len()..].eq_ignore_ascii_case(p)))
+    })
 }
 
 /// The words of a class or id value: split at non-alphanumerics and at lower→upper case steps
@@ -140,6 +194,31 @@ mod tests {
         assert!(is_furniture(&el("aside", "", "")));
         assert!(!is_furniture(&el("div", "navy shared-layout", "")));
         assert!(!is_furniture(&el("div", "article-body", "story")));
+    }
+
+    /// Regression (blogs-dev): `<div class="commentbody by-…">` held a blog's comments, which
+    /// stayed as content: the class is one glued word.
+    #[test]
+    fn a_furniture_word_glued_to_a_part_word_matches() {
+        for class in [
+            "commentbody",
+            "commentList",
+            "navlinks",
+            "sharebar",
+            "sidebars",
+        ] {
+            assert!(is_furniture(&el("div", class, "")), "{class}");
+        }
+        for class in [
+            "commentary",
+            "navy",
+            "shared",
+            "footerless",
+            "adventure",
+            "menus2",
+        ] {
+            assert!(!is_furniture(&el("div", class, "")), "{class}");
+        }
     }
 
     #[test]
