@@ -6,6 +6,7 @@
 //!   cargo run --release --example clean_dev -- run DATASET OUT [--oracle | --singletons]
 //!       [--without=COMPONENT,…]   (ablation: components of `Features::NAMES` turned off)
 //!       [--frame=PERCENT]         (the site-mode region's share, for leave-one-out figures)
+//!       [--page-frame=PERCENT]    (the page-mode region's share, likewise)
 //!   cargo run --release --example clean_dev -- audit DATASET [--oracle]
 //!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle]
 
@@ -259,7 +260,6 @@ fn annotate(
             dom,
             &blocks,
             &thresher::template::content::region::furniture_blocks(dom, &blocks),
-            thresher::template::content::region::Pass::Region,
         );
         let first = blocks.nodes_of(&blocks.blocks[b])[0] as usize;
         for a in dom.ancestors(first) {
@@ -305,6 +305,9 @@ fn features() -> Features {
         }
         if let Some(pct) = arg.strip_prefix("--frame=") {
             f.frame_percent = pct.parse().expect("--frame=PERCENT");
+        }
+        if let Some(pct) = arg.strip_prefix("--page-frame=") {
+            f.page_frame_percent = pct.parse().expect("--page-frame=PERCENT");
         }
     }
     f

@@ -16,7 +16,7 @@ use crate::dom::{text, Dom, NodeKind};
 use super::content::blocks::{Blocks, NONE};
 use super::content::features::Features;
 use super::content::prune::{self, Mode};
-use super::content::region::{self, Pass, SCALE};
+use super::content::region::{self, SCALE};
 use super::support::PathMap;
 
 /// What cleaning one cluster's pages needs. Serialisable, so a crawler may store it beside the
@@ -195,7 +195,7 @@ impl ClusterModel {
             vec![NONE; blocks.blocks.len()]
         };
         let furniture: Vec<bool> = furniture_roots.iter().map(|&r| r != NONE).collect();
-        let scores = region::subtree_scores(dom, &blocks, &furniture, Pass::Region);
+        let scores = region::subtree_scores(dom, &blocks, &furniture);
         Scored {
             blocks,
             furniture,
@@ -240,13 +240,17 @@ impl ClusterModel {
         } else {
             &s.furniture
         };
-        let r = if self.features.region && mode == Mode::Site && self.features.frame {
+        let r = if self.features.region && self.features.frame {
+            let percent = match mode {
+                Mode::Site => self.features.frame_percent,
+                Mode::Page => self.features.page_frame_percent,
+            };
             region::frame(
                 dom,
                 &s.blocks,
                 furniture,
                 core,
-                self.features.frame_percent,
+                percent,
                 self.features.title,
             )
         } else {
@@ -524,6 +528,40 @@ pub(crate) mod tests {
         let template = support::template(essential.iter().map(Vec::as_slice));
         let model = ClusterModel::learn(&[&doms[0]], &template);
         assert!(model.clean(&doms[0]).contains(&body_paragraph(0, 1)));
+    }
+
+    /// One page whose story the page splits into sibling parts around link-heavy slots: the
+    /// best-scoring element is one part only. Page mode widens the region to the deepest
+    /// ancestor holding `PAGE_FRAME_PERCENT` of the eligible text, so the whole story is kept
+    /// (before, only the first part was), and the link slots still go.
+    #[test]
+    fn a_single_page_keeps_a_story_split_across_sibling_parts() {
+        let slot = |k: usize| -> String {
+            let links: String = (0..12)
+                .map(|j| format!("<li><a href=/t/{k}{j}>topic {k} {j} headline here</a></li>"))
+                .collect();
+            format!("<ul class=inline>{links}</ul>")
+        };
+        let parts: Vec<String> = (0..4).map(|p| body_paragraph(9, p)).collect();
+        let html = format!(
+            "<html><body><div id=story><div class=part><p>{}</p></div>{}<div class=part><p>{}</p>\
+             </div>{}<div class=part><p>{}</p></div>{}<div class=part><p>{}</p></div></div>\
+             </body></html>",
+            parts[0],
+            slot(1),
+            parts[1],
+            slot(2),
+            parts[2],
+            slot(3),
+            parts[3]
+        );
+        let dom = parse_html(&html).dom;
+        let model = ClusterModel::learn(&[&dom], &[]);
+        let text = model.clean(&dom);
+        for part in &parts {
+            assert!(text.contains(part.as_str()), "lost {part:?}:\n{text}");
+        }
+        assert!(!text.contains("headline here"), "{text}");
     }
 
     #[test]

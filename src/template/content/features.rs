@@ -13,13 +13,12 @@ pub struct Features {
     pub site_mode: bool,
     /// The content region (prose core, agreed by the cluster's vote); off, the whole page.
     pub region: bool,
-    /// Site mode: the region widens from the prose core to the element holding most of the
-    /// page's eligible text (generated docs keep tables, code and lists beside the prose).
+    /// The region widens from the prose core to the element holding a share of the page's
+    /// eligible text: most of it in site mode (generated docs keep tables, code and lists beside
+    /// the prose), a smaller share in page mode (an article split across sibling containers).
     pub frame: bool,
     /// Site mode: the region also widens to the content's own heading (a title beside its body).
     pub title: bool,
-    /// Page mode: boxes that read as links, furniture or chrome are cut whole.
-    pub boxes: bool,
     /// Blocks that read as links are dropped (in site mode only when their record reads as
     /// links and they recur on other pages).
     pub links: bool,
@@ -39,6 +38,8 @@ pub struct Features {
     /// The share of a page's eligible text the site-mode region must hold, in percent
     /// (`region::FRAME_PERCENT`).
     pub frame_percent: u64,
+    /// The same share for the page-mode region (`region::PAGE_FRAME_PERCENT`).
+    pub page_frame_percent: u64,
 }
 
 impl Features {
@@ -49,7 +50,6 @@ impl Features {
         region: true,
         frame: true,
         title: true,
-        boxes: true,
         links: true,
         repeated: true,
         furniture: true,
@@ -57,6 +57,7 @@ impl Features {
         template_in_content: true,
         whole_blocks: true,
         frame_percent: super::region::FRAME_PERCENT,
+        page_frame_percent: super::region::PAGE_FRAME_PERCENT,
     };
 
     /// The component names, in the order of the ablation table.
@@ -66,7 +67,6 @@ impl Features {
         "region",
         "frame",
         "title",
-        "boxes",
         "links",
         "repeated",
         "furniture",
@@ -83,7 +83,6 @@ impl Features {
             "region" => &mut self.region,
             "frame" => &mut self.frame,
             "title" => &mut self.title,
-            "boxes" => &mut self.boxes,
             "links" => &mut self.links,
             "repeated" => &mut self.repeated,
             "furniture" => &mut self.furniture,

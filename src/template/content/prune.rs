@@ -1,9 +1,8 @@
 //! Inside the content region, what stays. Two modes, by how much evidence there is:
 //!
-//! - **Page mode** (one page, no cross-page evidence): a *box* (an element holding two or more
-//!   blocks) whose best pruned value is negative goes whole — related-article lists, share bars,
-//!   pagers; then single blocks go when they read as links, lie in furniture, or are short lines
-//!   repeated on other pages.
+//! - **Page mode** (one page, no cross-page evidence): blocks go when they read as links or lie
+//!   in furniture. (Cutting whole *boxes* whose pruned value was negative — the extractor of the
+//!   news era — lost more than it won once the page-mode region widens to its frame.)
 //! - **Site mode** (a cluster of two or more distinct pages): the template has already removed
 //!   the site's chrome, so text is removed only on evidence that holds across genres. No box is
 //!   cut for being made of short lines (a table of members, a definition list); a link line goes
@@ -17,7 +16,7 @@ use crate::dom::Dom;
 
 use super::blocks::{Block, Blocks};
 use super::features::Features;
-use super::region::{self, Pass};
+use super::region;
 
 /// A block repeated on other pages is kept only from this many own tokens on: below it, it is
 /// a byline, a source or editor line; above it, shared prose (a story filed twice, a quote).
@@ -30,30 +29,6 @@ pub enum Mode {
     Page,
     /// Two or more distinct pages: a template and repeated text.
     Site,
-}
-
-/// Per DOM node, the best score its subtree reaches when boxes that would score below zero are
-/// cut away (`Pass::Prune` weights), and per node its block count. A lone block is never cut
-/// here: a short line inside prose stays.
-pub fn pruned_values(dom: &Dom, blocks: &Blocks, furniture: &[bool]) -> (Vec<i64>, Vec<u32>) {
-    let mut value = vec![0i64; dom.nodes.len()];
-    let mut count = vec![0u32; dom.nodes.len()];
-    for (b, &f) in blocks.blocks.iter().zip(furniture) {
-        let at = blocks.first_node(b);
-        value[at] = region::block_score(b, f, Pass::Prune);
-        count[at] = 1;
-    }
-    for i in (1..dom.nodes.len()).rev() {
-        let parent = dom.nodes[i].parent as usize;
-        let v = if count[i] >= 2 {
-            value[i].max(0)
-        } else {
-            value[i]
-        };
-        value[parent] += v;
-        count[parent] += count[i];
-    }
-    (value, count)
 }
 
 /// Per node, subtree sums over blocks: block count, text tokens (own + template) and link
@@ -115,22 +90,7 @@ pub fn keep(
 ) -> Vec<bool> {
     let end = dom.nodes[region].end as usize;
     let inside = |first: usize| first > region && first < end;
-    // Page mode: nodes inside a cut box.
-    let mut cut = vec![false; dom.nodes.len()];
     let records = Records::new(dom, blocks);
-    if mode == Mode::Page && features.boxes {
-        let (value, count) = pruned_values(dom, blocks, furniture);
-        let mut i = region + 1;
-        while i < end {
-            let node_end = dom.nodes[i].end as usize;
-            if dom.element(i).is_some() && count[i] >= 2 && value[i] < 0 {
-                cut[i..node_end].fill(true);
-                i = node_end;
-            } else {
-                i += 1;
-            }
-        }
-    }
     let link_goes = |b: &Block, first: usize| match mode {
         Mode::Page => region::is_link_block(b),
         Mode::Site => {
@@ -152,7 +112,6 @@ pub fn keep(
         .map(|(b, &f)| {
             let first = blocks.first_node(b);
             inside(first)
-                && !cut[first]
                 && b.own_tokens() > 0
                 && !f
                 && !(features.links && link_goes(b, first))

@@ -16,49 +16,25 @@ use super::hints;
 /// Fixed-point scale of scores.
 pub const SCALE: i64 = 100;
 
-/// What a score is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {
-    /// Locating the region: lenient, so that short lines inside an article (subheadings, a
-    /// one-line paragraph) do not split it; furniture counts as short lines.
-    Region,
-    /// Pruning boxes inside the region: a box of short lines, links or furniture goes.
-    Prune,
-}
-
-impl Pass {
-    /// The fixed cost of a block, in tokens: a block must carry more prose than this to count
-    /// for its element.
-    pub fn block_cost(self) -> i64 {
-        match self {
-            Pass::Region => 3,
-            Pass::Prune => 10,
-        }
-    }
-}
+/// The fixed cost of a block, in tokens: a block must carry more prose than this to count for
+/// its element (lenient, so that short lines inside an article — subheadings, a one-line
+/// paragraph — do not split it).
+pub const BLOCK_COST: i64 = 3;
 
 /// A block's score in `SCALE` units. `furniture`: the block lies in an element whose markup
-/// names furniture (`furniture_blocks`).
-pub fn block_score(b: &Block, furniture: bool, pass: Pass) -> i64 {
+/// names furniture (`furniture_blocks`); it counts as a short line.
+pub fn block_score(b: &Block, furniture: bool) -> i64 {
     let own = i64::from(b.own_tokens());
     let template = -i64::from(b.template_tokens) * SCALE / 4;
-    // When pruning, a short line without links is no evidence of chaff (table cells, `dt`
-    // terms, code lines, bylines that most golds keep): only blocks with links pay the cost
-    // (single-page-dev +0.012, blogs +0.010, news within 0.002; docs/quality.md).
-    let cost = if pass == Pass::Prune && b.link_tokens == 0 {
-        0
-    } else {
-        pass.block_cost()
-    };
     if own == 0 {
         return template;
     }
-    let text = match (furniture, pass) {
-        (false, _) => own - 2 * i64::from(b.link_tokens),
-        (true, Pass::Region) => 0,
-        (true, Pass::Prune) => -own,
+    let text = if furniture {
+        0
+    } else {
+        own - 2 * i64::from(b.link_tokens)
     };
-    template + SCALE * (text - cost)
+    template + SCALE * (text - BLOCK_COST)
 }
 
 /// A block more than half of whose own tokens are link text.
@@ -67,10 +43,10 @@ pub fn is_link_block(b: &Block) -> bool {
 }
 
 /// Per DOM node, the sum of the scores of the blocks that start in its subtree.
-pub fn subtree_scores(dom: &Dom, blocks: &Blocks, furniture: &[bool], pass: Pass) -> Vec<i64> {
+pub fn subtree_scores(dom: &Dom, blocks: &Blocks, furniture: &[bool]) -> Vec<i64> {
     let mut score = vec![0i64; dom.nodes.len()];
     for (b, &f) in blocks.blocks.iter().zip(furniture) {
-        score[blocks.first_node(b)] = block_score(b, f, pass);
+        score[blocks.first_node(b)] = block_score(b, f);
     }
     for i in (1..dom.nodes.len()).rev() {
         let parent = dom.nodes[i].parent as usize;
@@ -104,6 +80,13 @@ pub fn best(dom: &Dom, scores: &[i64]) -> usize {
 /// ancestors. 70 is what leave-one-site-out and leave-one-dataset-out tuning pick on every set
 /// (60 loses docs 0.011, 80 loses news 0.004–0.006, 90 news 0.015; docs/quality.md).
 pub const FRAME_PERCENT: u64 = 70;
+
+/// The share of a page's eligible text the page-mode region must hold (one page, no template to
+/// tell chrome from content, so a lower bar than site mode's): an article whose text the page
+/// splits across sibling containers (a lead beside its body, a body cut by an ad slot) is kept
+/// whole, while comments or a sidebar holding more text than the article's remainder stay out.
+/// 40 is what leave-one-site-out tuning picks on single-page-dev (docs/quality.md).
+pub const PAGE_FRAME_PERCENT: u64 = 40;
 
 /// The deepest ancestor of `core` (or `core` itself) holding at least `percent` % of the page's
 /// eligible text (`FRAME_PERCENT`); with `title`, widened further to the content's own heading.
@@ -290,10 +273,12 @@ mod tests {
             .blocks
             .iter()
             .zip(&f)
-            .map(|(b, &f)| block_score(b, f, Pass::Prune))
+            .map(|(b, &f)| block_score(b, f))
             .collect();
-        // When pruning, only blocks with links pay the per-block cost.
-        assert_eq!(s, vec![SCALE * 40, SCALE * (-6 - 10), SCALE * 2]);
+        assert_eq!(
+            s,
+            vec![SCALE * (40 - 3), SCALE * (6 - 12 - 3), SCALE * (2 - 3)]
+        );
     }
 
     #[test]
@@ -306,7 +291,7 @@ mod tests {
             prose(50),
             prose(30)
         ));
-        let scores = subtree_scores(&dom, &blocks, &f, Pass::Region);
+        let scores = subtree_scores(&dom, &blocks, &f);
         let r = best(&dom, &scores);
         assert_eq!(dom.element(r).and_then(|e| e.id.as_deref()), Some("story"));
     }
@@ -316,7 +301,7 @@ mod tests {
         // Regression: `<p>only one</p>` came out empty: every element scored below zero and the
         // empty `<head>` (score 0) won the region.
         let (dom, blocks, f) = scored("<html><head></head><body><p>only one</p></body></html>");
-        let scores = subtree_scores(&dom, &blocks, &f, Pass::Region);
+        let scores = subtree_scores(&dom, &blocks, &f);
         assert_eq!(best(&dom, &scores), 0);
     }
 
