@@ -5,6 +5,7 @@
 
 mod crawl_backoff;
 mod crawl_freeze;
+mod crawl_memory;
 mod crawl_robots;
 mod crawl_support;
 mod files_common;
