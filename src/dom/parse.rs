@@ -737,6 +737,24 @@ mod tests {
         );
     }
 
+    /// Issue 10: a huge page's DOM read back from the store grew by doubling (up to twice its
+    /// size, three times while copying).
+    #[test]
+    fn dom_read_back_from_bytes_reserves_exactly_its_nodes() {
+        let links: String = (0..20_000)
+            .map(|i| format!("<a href=/{i}>{i}</a>"))
+            .collect();
+        let p = parse_html(&format!("<body>{links}</body>"));
+        assert!(p.dom.len() > 40_000);
+        let back = Dom::from_bytes(&p.dom.to_bytes()).unwrap();
+        assert_eq!(back, p.dom);
+        assert_eq!(back.nodes.capacity(), back.nodes.len());
+        // A length the bytes cannot hold is an error, not an allocation of that size.
+        let mut lying = vec![0xff, 0xff, 0xff, 0xff, 0x0f];
+        lying.extend_from_slice(&p.dom.to_bytes()[3..100]);
+        assert!(Dom::from_bytes(&lying).is_err());
+    }
+
     #[test]
     fn dom_round_trips_through_bytes() {
         let p = parse_html("<p class=a id=b>x</p><custom-el>y</custom-el>");
