@@ -6,6 +6,7 @@
 mod crawl_backoff;
 mod crawl_freeze;
 mod crawl_limits;
+mod crawl_memory;
 mod crawl_reporting;
 mod crawl_robots;
 mod crawl_support;

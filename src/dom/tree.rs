@@ -25,7 +25,36 @@ pub mod flags {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dom {
+    #[serde(deserialize_with = "nodes_sized")]
     pub nodes: Vec<Node>,
+}
+
+/// The nodes read back with the capacity the encoding states (bounded by the arena's cap):
+/// serde's own `Vec` starts from a cautious hint (1 MiB of elements) and doubles, so a page of
+/// 460,000 nodes read back from the store took up to twice its size, and a moment three times
+/// it while the last doubling copied (issue 10: 134 MB for the 230,000-link pages).
+fn nodes_sized<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Node>, D::Error> {
+    struct Nodes;
+    impl<'de> serde::de::Visitor<'de> for Nodes {
+        type Value = Vec<Node>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a sequence of nodes")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<Node>, A::Error> {
+            let cap = seq.size_hint().unwrap_or(0);
+            let mut nodes = Vec::with_capacity(cap.min(super::parse::MAX_NODES + 1));
+            while let Some(node) = seq.next_element()? {
+                nodes.push(node);
+            }
+            Ok(nodes)
+        }
+    }
+    d.deserialize_seq(Nodes)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 //! sight), the fetched queue entry removed, the page and its path set stored, errors recorded.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::{
     encode, key, ErrorKind, ErrorRecord, OriginRecord, PageMeta, QueueEntry, Store, StoreError,
@@ -54,13 +55,15 @@ pub struct Commit {
     errors: Vec<(String, ErrorRecord)>,
 }
 
-/// A URL that went into a queue.
+/// A URL that went into a queue: where, not what (the entry is in the store). One per URL, so it
+/// stays small: a page of 230,000 links gave back a copy of every entry and a copy of its
+/// origin's key per URL (about 300 bytes each, 70 MB for the page, issue 10).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Enqueued {
     pub origin_id: u32,
-    pub origin_key: String,
+    /// Shared by every URL of the origin in one commit.
+    pub origin_key: Arc<str>,
     pub seq: u64,
-    pub entry: QueueEntry,
 }
 
 #[derive(Debug, Default)]
@@ -154,6 +157,8 @@ impl Store {
         // Index into `touched` by origin key (a linear search made a commit of n new origins,
         // such as the seeds, quadratic).
         let mut touched_at: HashMap<String, usize> = HashMap::new();
+        // `touched[i].key`, shared by the `Enqueued` of its URLs.
+        let mut touched_keys: Vec<Arc<str>> = Vec::new();
         let mut next_origin_id = reg.next_origin_id;
         let mut seen_here: HashSet<&str> = HashSet::new();
 
@@ -162,9 +167,8 @@ impl Store {
                         touched: &mut Vec<OriginRecord>,
                         batch: &mut sled::Batch|
          -> Enqueued {
-            let pos = touched_at.get(origin).copied();
-            let rec = match pos {
-                Some(i) => &mut touched[i],
+            let at = match touched_at.get(origin).copied() {
+                Some(i) => i,
                 None => {
                     let rec = reg.origins.get(origin).cloned().unwrap_or_else(|| {
                         next_origin_id += 1;
@@ -175,18 +179,19 @@ impl Store {
                         }
                     });
                     touched_at.insert(origin.to_string(), touched.len());
+                    touched_keys.push(Arc::from(rec.key.as_str()));
                     touched.push(rec);
-                    touched.last_mut().expect("invariant: just pushed")
+                    touched.len() - 1
                 }
             };
+            let rec = &mut touched[at];
             let seq = rec.next_seq;
             rec.next_seq += 1;
             batch.insert(key::queue(rec.id, seq), encode(entry));
             Enqueued {
                 origin_id: rec.id,
-                origin_key: rec.key.clone(),
+                origin_key: touched_keys[at].clone(),
                 seq,
-                entry: entry.clone(),
             }
         };
 

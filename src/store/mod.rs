@@ -46,7 +46,7 @@ use std::sync::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use commit::{Commit, CommitOutcome, Enqueued, NewPage};
+pub use commit::{Commit, CommitOutcome, Enqueued, NewPage, DISCOVER_BATCH};
 pub use records::*;
 
 /// Bump when a record's encoding changes; `open` refuses other versions.

@@ -178,7 +178,7 @@ fn state_survives_reopen_and_origin_ids_stay_unique() {
     let a2 = out
         .enqueued
         .iter()
-        .find(|e| e.entry.url == "http://a/2")
+        .find(|e| &*e.origin_key == "http://a")
         .unwrap();
     assert_eq!(a2.seq, 1, "sequence numbers continue after reopening");
     assert!(s.is_seen("http://a/1").unwrap());
