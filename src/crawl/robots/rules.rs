@@ -472,9 +472,11 @@ mod tests {
     #[test]
     fn hostile_wildcard_rules_match_in_linear_time() {
         // Issue 10: 120 rules `/*aaaa…b` (4,000 bytes) against a 4 KB URL of `a`s cost 0.7 s
-        // per check with backtracking. Linear matching does it in microseconds; the test checks
-        // the verdict and that matching work does not depend on backtracking (a budget of one
-        // second for 50 checks is 700× looser than the old cost and far above the new one).
+        // per check with backtracking. The verdicts are checked here; that matching does not
+        // backtrack is checked on patterns of many `*`s, where backtracking takes exponential
+        // time (it would never finish): the bound below only catches a hang, it measures
+        // nothing (`cargo bench --bench robots` measures). No timed assertion: a loaded CI
+        // machine once took 1.0017 s for what a time budget of 1 s allowed.
         let rule = format!("/*{}b", "a".repeat(4000));
         let body: String = (0..120)
             .map(|i| format!("user-agent: *\ndisallow: {rule}{i}\n"))
@@ -482,17 +484,22 @@ mod tests {
         let rules = RobotsRules::parse(&body, BOT);
         assert_eq!(rules.len(), 120);
         let url = Url::parse(&format!("http://foo.bar/{}", "a".repeat(4000))).unwrap();
-        let started = std::time::Instant::now();
-        for _ in 0..50 {
-            assert!(rules.allowed(&url));
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "{:?} for 50 checks",
-            started.elapsed()
-        );
+        assert!(rules.allowed(&url));
         let hit = Url::parse(&format!("http://foo.bar/x{}b7", "a".repeat(4000))).unwrap();
         assert!(!rules.allowed(&hit));
+
+        let stars = format!("user-agent: *\ndisallow: /{}b\n", "*a".repeat(40));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rules = RobotsRules::parse(&stars, BOT);
+            let miss = Url::parse(&format!("http://foo.bar/{}", "a".repeat(4000))).unwrap();
+            let hit = Url::parse(&format!("http://foo.bar/{}b", "a".repeat(4000))).unwrap();
+            let _ = tx.send((rules.allowed(&miss), rules.allowed(&hit)));
+        });
+        let verdicts = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("40 stars against 4,000 bytes: matching backtracks");
+        assert_eq!(verdicts, (true, false));
     }
 
     #[test]
