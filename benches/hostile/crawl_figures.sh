@@ -3,7 +3,8 @@
 # (benches/hostile/crawl_server.py, 127.0.0.1 only), each case run RUNS times; prints one line
 # per run and the median per case.
 #
-# Usage: benches/hostile/crawl_figures.sh [THRESHER_BIN] [RUNS] [CASE...]
+# Usage: [CRAWL_ENV="VAR=VALUE …"] benches/hostile/crawl_figures.sh [THRESHER_BIN] [RUNS] [CASE...]
+#   (CRAWL_ENV: environment for the crawl only, e.g. glibc malloc settings)
 #   defaults: target/release/thresher, 3 runs, every case. Cases:
 #   links1     one site whose `/` is a 4.95 MB page with 230,000 distinct links (--max-pages 50)
 #   links3     three such sites, one seed each (--max-pages 50)
@@ -69,7 +70,7 @@ crawl() { # MAX_PAGES [CONFIG] [STOP_AFTER]: one timed crawl of $work/seeds; app
   [ -n "${3:-}" ] && stop=(timeout -s INT "$3")
   local t0
   t0=$(python3 -c 'import time; print(f"{time.time():.3f}")')
-  "${stop[@]}" /usr/bin/time -v "$bin" crawl --seeds "$work/seeds" --data "$work/data" \
+  "${stop[@]}" /usr/bin/time -v env ${CRAWL_ENV:-} "$bin" crawl --seeds "$work/seeds" --data "$work/data" \
     --out "$work/out" --delay 0 --max-pages "$1" "${cfg[@]}" -q >"$work/stdout" 2>"$work/time" \
     || [ -n "${3:-}" ] || { echo "crawl failed:" >&2; tail -20 "$work/time" >&2; exit 1; }
   local first=-

@@ -851,6 +851,13 @@ impl Scheduler {
         if let Some(sink) = &self.events {
             sink(StoredPage { site, page_id });
         }
+        // The limit ends the run as soon as it is reached, not when a page entry next asks to
+        // start (meanwhile other origins' robots.txt and sitemaps were still fetched).
+        let max = self.ctx.config.crawl.max_pages;
+        if max > 0 && self.stored_total >= max && !self.limit_reached {
+            self.limit_reached = true;
+            self.note_left(format!("max_pages ({max}) reached"));
+        }
     }
 
     fn robots_arrived(

@@ -89,3 +89,30 @@ fn queued_counts_agree_in_progress_summary_and_status() {
     let status = thresher::cmd::status::report(&dirs.data()).expect("status");
     assert_eq!(status.queued, in_store, "status");
 }
+
+/// Issue 10 (found measuring 100,000 seeds): `--max-pages 1` was reached with the first page,
+/// yet the crawl went on fetching the robots.txt of every origin it knew, because the limit was
+/// only checked when a page entry asked to start.
+#[test]
+fn max_pages_reached_stops_robots_txt_of_other_origins() {
+    let server = TestServer::background(3, 2);
+    let (a, b, c) = (server.origin(0), server.origin(1), server.origin(2));
+    a.mount(
+        "/",
+        Endpoint::html(format!(
+            "<html><body><p>home</p><a href=\"{}\">b</a> <a href=\"{}\">c</a></body></html>",
+            b.url("/x"),
+            c.url("/x")
+        )),
+    );
+    for o in [b, c] {
+        o.mount("/x", Endpoint::html("<html><body><p>x</p></body></html>"));
+    }
+    let dirs = Dirs::new();
+    // Other ports are other sites: let the links to them in.
+    let toml = "[crawl]\nmax_pages = 1\n[scope]\nseed_hosts_only = false\n";
+    let ran = crawl_bounded(&dirs, &[a.url("/")], toml, Duration::from_secs(60));
+    assert_eq!(stored_pages(&dirs), 1);
+    assert_eq!(b.total_hits() + c.total_hits(), 0, "{:?}", ran.summary);
+    assert_eq!(ran.summary.queued_left, 2, "{:?}", ran.summary);
+}
