@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
 
-use super::fetch::{Accept, FetchError, Fetcher, Outcome, Overflow, Response};
+use super::fetch::{Accept, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response};
 use super::robots::{may_follow_redirect, RobotsEntry, RobotsFetch};
 use super::scope::Scope;
 use super::{sitemap, url as urls};
@@ -233,36 +233,7 @@ async fn run_entry(
                 return Ok((result, None));
             }
             result.verdict = Verdict::Processing;
-            let processing: Processing = Box::pin(async move {
-                let permit = ctx
-                    .cpu
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .expect("invariant: semaphore never closed");
-                let ctx2 = ctx.clone();
-                // Parse and commit on the blocking pool (the async workers stay free for I/O);
-                // the CPU permit covers the parse only, so the next page parses while this one
-                // waits for the store's commit lock.
-                let (outcome, verdict) = tokio::task::spawn_blocking(move || {
-                    let (c, verdict) = process_page(&ctx2, commit, &entry, &url, resp);
-                    drop(permit);
-                    ctx2.store.commit(c).map(|o| (o, verdict))
-                })
-                .await
-                .map_err(|e| WorkerError::Panic(e.to_string()))??;
-                let verdict = match verdict {
-                    Verdict::Stored { .. } if outcome.duplicate_of.is_some() => Verdict::Failed {
-                        kind: ErrorKind::Duplicate,
-                    },
-                    Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
-                    v => v,
-                };
-                Ok(Processed {
-                    verdict,
-                    enqueued: outcome.enqueued,
-                })
-            });
+            let processing = page_processing(ctx, commit, entry, url, resp);
             return Ok((result, Some(processing)));
         }
         Ok(Outcome::Redirect { status, location }) => {
@@ -281,53 +252,104 @@ async fn run_entry(
             status,
             retry_after,
         }) => {
-            let slow_down = status == 429 || status == 503;
-            let transient = slow_down || (500..600).contains(&status);
-            if slow_down || transient {
-                result.backoff = true;
-            }
-            result.verdict = if transient {
-                retry_or_fail(
-                    cfg,
-                    &mut commit,
-                    &entry,
-                    &url,
-                    ErrorKind::Http(status),
-                    format!("HTTP {status}"),
-                    retry_after,
-                )
-            } else {
-                let kind = ErrorKind::Http(status);
-                commit.error(
-                    entry.url.clone(),
-                    record(kind.clone(), format!("HTTP {status}"), &entry),
-                );
-                Verdict::Failed { kind }
-            };
+            (result.verdict, result.backoff) =
+                status_verdict(cfg, &mut commit, &entry, &url, status, retry_after);
         }
         Err(FetchError { kind, .. }) => {
-            if kind.is_transient() {
-                result.backoff = true;
-                result.verdict = retry_or_fail(
-                    cfg,
-                    &mut commit,
-                    &entry,
-                    &url,
-                    kind.kind(),
-                    kind.to_string(),
-                    None,
-                );
-            } else {
-                commit.error(
-                    entry.url.clone(),
-                    record(kind.kind(), kind.to_string(), &entry),
-                );
-                result.verdict = Verdict::Failed { kind: kind.kind() };
-            }
+            (result.verdict, result.backoff) = error_verdict(cfg, &mut commit, &entry, &url, &kind);
         }
     }
     result.enqueued = ctx.store.commit(commit)?.enqueued;
     Ok((result, None))
+}
+
+/// Parsing and committing a fetched page, as the future the scheduler runs once the request's
+/// own bookkeeping is done (`Processing`).
+fn page_processing(
+    ctx: Arc<Ctx>,
+    commit: Commit,
+    entry: QueueEntry,
+    url: Url,
+    resp: Response,
+) -> Processing {
+    Box::pin(async move {
+        let permit = ctx
+            .cpu
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("invariant: semaphore never closed");
+        let ctx2 = ctx.clone();
+        // Parse and commit on the blocking pool (the async workers stay free for I/O); the CPU
+        // permit covers the parse only, so the next page parses while this one waits for the
+        // store's commit lock.
+        let (outcome, verdict) = tokio::task::spawn_blocking(move || {
+            let (c, verdict) = process_page(&ctx2, commit, &entry, &url, resp);
+            drop(permit);
+            ctx2.store.commit(c).map(|o| (o, verdict))
+        })
+        .await
+        .map_err(|e| WorkerError::Panic(e.to_string()))??;
+        let verdict = match verdict {
+            Verdict::Stored { .. } if outcome.duplicate_of.is_some() => Verdict::Failed {
+                kind: ErrorKind::Duplicate,
+            },
+            Verdict::Stored { .. } if !outcome.page_stored => Verdict::Done,
+            v => v,
+        };
+        Ok(Processed {
+            verdict,
+            enqueued: outcome.enqueued,
+        })
+    })
+}
+
+/// The verdict on an HTTP status that is not a page, and whether the origin backs off: 429,
+/// 503 and other 5xx are queued again (until their retries run out), other statuses recorded.
+fn status_verdict(
+    cfg: &Config,
+    commit: &mut Commit,
+    entry: &QueueEntry,
+    url: &Url,
+    status: u16,
+    retry_after: Option<Duration>,
+) -> (Verdict, bool) {
+    let kind = ErrorKind::Http(status);
+    let message = format!("HTTP {status}");
+    if status == 429 || (500..600).contains(&status) {
+        let verdict = retry_or_fail(cfg, commit, entry, url, kind, message, retry_after);
+        return (verdict, true);
+    }
+    commit.error(entry.url.clone(), record(kind.clone(), message, entry));
+    (Verdict::Failed { kind }, false)
+}
+
+/// The verdict on a request that got no usable response, and whether the origin backs off:
+/// transient failures are queued again (until their retries run out), others recorded.
+fn error_verdict(
+    cfg: &Config,
+    commit: &mut Commit,
+    entry: &QueueEntry,
+    url: &Url,
+    error: &FetchErrorKind,
+) -> (Verdict, bool) {
+    if error.is_transient() {
+        let verdict = retry_or_fail(
+            cfg,
+            commit,
+            entry,
+            url,
+            error.kind(),
+            error.to_string(),
+            None,
+        );
+        return (verdict, true);
+    }
+    commit.error(
+        entry.url.clone(),
+        record(error.kind(), error.to_string(), entry),
+    );
+    (Verdict::Failed { kind: error.kind() }, false)
 }
 
 fn record(kind: ErrorKind, message: String, entry: &QueueEntry) -> ErrorRecord {
