@@ -11,12 +11,13 @@
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `output`: files under an output directory: site key → directory name, atomic writes.
+//! - `pool`: the one worker pool (`parallel_map`: scoped threads, results in input order).
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 //! - `progress`: showing a running crawl (counters, bars or log lines).
 //!
 //! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
-//! below it. `dom`, `output`, `warc`, `progress`, `eval` and `cli` import no other thresher
+//! below it. `dom`, `output`, `pool`, `warc`, `progress`, `eval` and `cli` import no other thresher
 //! module; `template` builds on `dom`; `detect` on `template`; `config` and `store` on those;
 //! `crawl` on `config` and `store`; `learn` on `crawl`; `cmd` on everything; `main.rs` on `cmd`.
 //! Nothing below `cmd` imports it, no two files import each other, sled is reached only through
@@ -31,6 +32,7 @@ pub mod dom;
 pub mod eval;
 pub mod learn;
 pub mod output;
+pub mod pool;
 pub mod progress;
 pub mod store;
 pub mod template;
