@@ -244,12 +244,8 @@ pub fn report(data: &Path) -> Result<StatusReport, StatusError> {
     }
 }
 
-/// Write `report` to `DATA/status.json` atomically.
+/// Write `report` to `DATA/status.json` atomically (`output::write_atomic`).
 pub fn write_snapshot(data: &Path, report: &StatusReport) -> std::io::Result<()> {
-    let tmp = data.join(format!("{SNAPSHOT}.tmp"));
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?,
-    )?;
-    std::fs::rename(tmp, data.join(SNAPSHOT))
+    let json = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+    crate::output::write_atomic(&data.join(SNAPSHOT), &json)
 }
