@@ -11,16 +11,19 @@
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `output`: files under an output directory: site key → directory name, atomic writes.
+//! - `pool`: the one worker pool (`parallel_map`: scoped threads, results in input order).
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 //! - `progress`: showing a running crawl (counters, bars or log lines).
+//! - `status`: a data directory's report (pages, queues, errors per host) and the snapshot of it
+//!   a running crawl writes; `cmd::status` shows it.
 //!
 //! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
-//! below it. `dom`, `output`, `warc`, `progress`, `eval` and `cli` import no other thresher
+//! below it. `dom`, `output`, `pool`, `warc`, `progress`, `eval` and `cli` import no other thresher
 //! module; `template` builds on `dom`; `detect` on `template`; `config` and `store` on those;
-//! `crawl` on `config` and `store`; `learn` on `crawl`; `cmd` on everything; `main.rs` on `cmd`.
-//! Nothing below `cmd` imports it, no two files import each other, sled is reached only through
-//! `store` and html5ever only through `dom`.
+//! `crawl` on `config` and `store`; `learn` and `status` on `crawl`; `cmd` on everything;
+//! `main.rs` on `cmd`. Nothing below `cmd` imports it, no two files import each other, sled is
+//! reached only through `store` and html5ever only through `dom`.
 
 pub mod cli;
 pub mod cmd;
@@ -31,7 +34,9 @@ pub mod dom;
 pub mod eval;
 pub mod learn;
 pub mod output;
+pub mod pool;
 pub mod progress;
+pub mod status;
 pub mod store;
 pub mod template;
 pub mod warc;

@@ -31,6 +31,7 @@ use crate::crawl::url::{normalize_url, site_key};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::output::{self, site_dir_name};
+use crate::pool;
 use crate::template::Algorithm;
 use crate::warc;
 
@@ -215,7 +216,7 @@ pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
         spool = Some(s);
     }
     let sites = unique_names(sites, &reporter);
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = pool::available();
     let summaries = clean_batches(&sites, &args.out, detector, jobs, &reporter)?;
     reporter.bar.finish_and_clear();
     drop(spool);
@@ -631,7 +632,7 @@ fn clean_batch(
         .collect();
     let results: Vec<Mutex<Option<Result<SiteSummary, CleanError>>>> =
         sites.iter().map(|_| Mutex::new(None)).collect();
-    parallel_map(&tasks, jobs, |&(s, p)| {
+    pool::parallel_map(&tasks, jobs, |&(s, p)| {
         let site = &sites[s];
         let parsed = parse_page(site, &site.pages[p], reporter);
         lock(&slots[s])[p] = parsed;
@@ -846,40 +847,6 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CleanError> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// `f` over `items` on `jobs` threads; results in input order.
-fn parallel_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if jobs <= 1 || items.len() <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<R>> = items.iter().map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs.min(items.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else {
-                            return done;
-                        };
-                        done.push((i, f(item)));
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            for (i, r) in w.join().expect("invariant: cleaning workers do not panic") {
-                slots[i] = Some(r);
-            }
-        }
-    });
-    slots
-        .into_iter()
-        .map(|r| r.expect("invariant: every item was mapped"))
-        .collect()
 }
 
 /// The summary on stdout. Write errors are ignored: a closed pipe (`| head`) must not turn a

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::status::{write_snapshot, HostRow, StatusReport, WAITING_META};
 use crate::cli::CrawlArgs;
 use crate::config::{Config, ConfigError, Overrides};
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
 use crate::learn::Learner;
 use crate::progress::{human_bytes, CrawlStats, LogWriter, Mode, Progress};
+use crate::status::{write_snapshot, HostRow, StatusReport, WAITING_META};
 use crate::store::{now_ms, RunInfo, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cli::EvalArgs;
@@ -19,6 +18,7 @@ use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::eval::dataset::{read_text, Dataset, DatasetError, Site};
 use crate::eval::metric::{prf, summarise, tokens, Bag, SiteScores, Summary};
+use crate::pool;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -199,46 +199,22 @@ pub fn evaluate(
     out: Option<&Path>,
     progress: bool,
 ) -> Result<Report, EvalError> {
-    let n = dataset.sites.len();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |w| w.get())
-        .clamp(1, n.max(1));
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, Result<SiteRun, EvalError>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(site) = dataset.sites.get(i) else {
-                            break;
-                        };
-                        let run = eval_site(site, detectors, out);
-                        if progress {
-                            if let Ok(r) = &run {
-                                eprintln!(
-                                    "eval: {}: {} pages, {:.1} MB, parsed in {:.2}s",
-                                    site.name,
-                                    r.pages,
-                                    r.bytes as f64 / 1e6,
-                                    r.parse.as_secs_f64()
-                                );
-                            }
-                        }
-                        mine.push((i, run));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("invariant: eval workers do not panic"))
-            .collect()
+    let done = pool::parallel_map(&dataset.sites, pool::available(), |site| {
+        let run = eval_site(site, detectors, out);
+        if progress {
+            if let Ok(r) = &run {
+                eprintln!(
+                    "eval: {}: {} pages, {:.1} MB, parsed in {:.2}s",
+                    site.name,
+                    r.pages,
+                    r.bytes as f64 / 1e6,
+                    r.parse.as_secs_f64()
+                );
+            }
+        }
+        run
     });
-    done.sort_by_key(|(i, _)| *i);
-    let runs: Vec<SiteRun> = done.into_iter().map(|(_, r)| r).collect::<Result<_, _>>()?;
+    let runs: Vec<SiteRun> = done.into_iter().collect::<Result<_, _>>()?;
 
     let rows = detectors
         .iter()
@@ -259,7 +235,7 @@ pub fn evaluate(
         .collect();
     Ok(Report {
         dataset: dataset.root.clone(),
-        sites: n,
+        sites: dataset.sites.len(),
         html_pages: runs.iter().map(|r| r.pages).sum(),
         bytes: runs.iter().map(|r| r.bytes).sum(),
         rows,

@@ -10,15 +10,12 @@ use html5ever::{parse_document, ParseOpts};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
 use super::paths::{element_path, text_path, DOCUMENT};
-use super::tree::{flags, Dom, Element, Node, NodeKind, Text, NO_PARENT};
+use super::tree::{flags, static_tag, Dom, Element, Node, NodeKind, Text, MAX_NODES, NO_PARENT};
 
 /// Elements whose subtree carries no visible content: skipped entirely (no paths, no text).
 const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "iframe", "svg", "math", "object", "embed", "canvas",
 ];
-
-/// A page's hard cap on arena nodes: a hostile page cannot make one parse unbounded work.
-pub const MAX_NODES: usize = 500_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Link {
@@ -363,128 +360,6 @@ fn flatten(document: &Handle, out: &mut Parsed) {
     }
 }
 
-/// HTML's element names (and a few common obsolete ones), sorted for binary search.
-const KNOWN_TAGS: &[&str] = &[
-    "a",
-    "abbr",
-    "address",
-    "area",
-    "article",
-    "aside",
-    "audio",
-    "b",
-    "base",
-    "bdi",
-    "bdo",
-    "big",
-    "blockquote",
-    "body",
-    "br",
-    "button",
-    "caption",
-    "center",
-    "cite",
-    "code",
-    "col",
-    "colgroup",
-    "data",
-    "datalist",
-    "dd",
-    "del",
-    "details",
-    "dfn",
-    "dialog",
-    "dir",
-    "div",
-    "dl",
-    "dt",
-    "em",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "font",
-    "footer",
-    "form",
-    "frame",
-    "frameset",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "head",
-    "header",
-    "hgroup",
-    "hr",
-    "html",
-    "i",
-    "img",
-    "input",
-    "ins",
-    "kbd",
-    "label",
-    "legend",
-    "li",
-    "link",
-    "main",
-    "map",
-    "mark",
-    "menu",
-    "meta",
-    "meter",
-    "nav",
-    "nobr",
-    "ol",
-    "optgroup",
-    "option",
-    "output",
-    "p",
-    "param",
-    "picture",
-    "pre",
-    "progress",
-    "q",
-    "rp",
-    "rt",
-    "ruby",
-    "s",
-    "samp",
-    "search",
-    "section",
-    "select",
-    "small",
-    "source",
-    "span",
-    "strike",
-    "strong",
-    "sub",
-    "summary",
-    "sup",
-    "table",
-    "tbody",
-    "td",
-    "textarea",
-    "tfoot",
-    "th",
-    "thead",
-    "time",
-    "title",
-    "tr",
-    "track",
-    "tt",
-    "u",
-    "ul",
-    "var",
-    "video",
-    "wbr",
-];
-
-/// `tag` as a `'static` name when it is one of HTML's own.
-pub(crate) fn static_tag(tag: &str) -> Option<&'static str> {
-    KNOWN_TAGS.binary_search(&tag).ok().map(|i| KNOWN_TAGS[i])
-}
-
 /// The children move out of `handle` into the stack: each `Rc` node is then dropped as soon as
 /// it is flattened, so the `Rc` DOM shrinks while the arena grows instead of both being whole
 /// at once (a 4.95 MB page of 230,000 links: 115 MB of `Rc` nodes beside a 60 MB arena).
@@ -533,6 +408,7 @@ pub fn normalise_space(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::dom::paths::path_string;
+    use crate::dom::tree::KNOWN_TAGS;
 
     /// Issue 10: a page of 230,000 links held its whole `Rc` DOM until the arena was complete.
     #[test]

@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 /// `parent` of the document node.
 pub const NO_PARENT: u32 = u32::MAX;
 
+/// A page's hard cap on arena nodes: a hostile page cannot make one parse unbounded work.
+pub const MAX_NODES: usize = 500_000;
+
 /// Node flags, inherited from ancestors where the name says "in".
 pub mod flags {
     /// The node or an ancestor is hidden (`hidden`, `aria-hidden=true`, inline `display:none`).
@@ -47,7 +50,7 @@ fn nodes_sized<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Node>, D::E
             mut seq: A,
         ) -> Result<Vec<Node>, A::Error> {
             let cap = seq.size_hint().unwrap_or(0);
-            let mut nodes = Vec::with_capacity(cap.min(super::parse::MAX_NODES + 1));
+            let mut nodes = Vec::with_capacity(cap.min(MAX_NODES + 1));
             while let Some(node) = seq.next_element()? {
                 nodes.push(node);
             }
@@ -109,13 +112,132 @@ fn tag_from<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Cow<'static, str>,
         }
 
         fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(
-                super::parse::static_tag(v)
-                    .map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed),
-            )
+            Ok(static_tag(v).map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed))
         }
     }
     d.deserialize_str(Tag)
+}
+
+/// HTML's element names (and a few common obsolete ones), sorted for binary search.
+pub(super) const KNOWN_TAGS: &[&str] = &[
+    "a",
+    "abbr",
+    "address",
+    "area",
+    "article",
+    "aside",
+    "audio",
+    "b",
+    "base",
+    "bdi",
+    "bdo",
+    "big",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "caption",
+    "center",
+    "cite",
+    "code",
+    "col",
+    "colgroup",
+    "data",
+    "datalist",
+    "dd",
+    "del",
+    "details",
+    "dfn",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "font",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "i",
+    "img",
+    "input",
+    "ins",
+    "kbd",
+    "label",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "map",
+    "mark",
+    "menu",
+    "meta",
+    "meter",
+    "nav",
+    "nobr",
+    "ol",
+    "optgroup",
+    "option",
+    "output",
+    "p",
+    "param",
+    "picture",
+    "pre",
+    "progress",
+    "q",
+    "rp",
+    "rt",
+    "ruby",
+    "s",
+    "samp",
+    "search",
+    "section",
+    "select",
+    "small",
+    "source",
+    "span",
+    "strike",
+    "strong",
+    "sub",
+    "summary",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "textarea",
+    "tfoot",
+    "th",
+    "thead",
+    "time",
+    "title",
+    "tr",
+    "track",
+    "tt",
+    "u",
+    "ul",
+    "var",
+    "video",
+    "wbr",
+];
+
+/// `tag` as a `'static` name when it is one of HTML's own.
+pub(super) fn static_tag(tag: &str) -> Option<&'static str> {
+    KNOWN_TAGS.binary_search(&tag).ok().map(|i| KNOWN_TAGS[i])
 }
 
 impl Dom {

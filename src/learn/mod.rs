@@ -21,6 +21,7 @@ mod output;
 mod site;
 
 use std::collections::{BTreeMap, HashMap};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use site::{LearnError, SiteLearner, SiteState, Step, MODEL_SAMPLE};
 
 use crate::config::Config;
 use crate::crawl::StoredPage;
+use crate::pool;
 use crate::progress::CrawlStats;
 use crate::store::Store;
 
@@ -247,31 +249,21 @@ fn finish_all(
     }
     // Biggest first, so no large site starts last.
     sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<(String, Duration, Result<Step, LearnError>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs.min(sites.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    while let Some((site, _)) = sites.get(next.fetch_add(1, Relaxed)) {
-                        let started = Instant::now();
-                        let result = learner.finish(site, &mut SiteState::default());
-                        if let Ok(step) = &result {
-                            report(stats, site, *step);
-                        }
-                        done.push((site.clone(), started.elapsed(), result));
-                    }
-                    done
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
+    // The pool's threads are spawned from this (the learner) thread, so they inherit its lower
+    // priority (`lower_priority`). A site whose pass panics is left out of the summary; the
+    // other sites' results are kept.
+    let results = pool::parallel_map(&sites, pool::available(), |(site, _)| {
+        let started = Instant::now();
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            learner.finish(site, &mut SiteState::default())
+        }))
+        .ok()?;
+        if let Ok(step) = &result {
+            report(stats, site, *step);
+        }
+        Some((site.clone(), started.elapsed(), result))
     });
-    for (site, took, result) in results {
+    for (site, took, result) in results.into_iter().flatten() {
         summary.final_time += took;
         match result {
             Ok(step) => {

@@ -1,0 +1,215 @@
+//! A data directory's status report: pages per host, queue sizes, errors by kind, when the crawl
+//! last ran. Read from an open store ([`StatusReport::from_store`]) or, while a crawl holds the
+//! store (sled lets one process open it), from the snapshot the crawl writes to
+//! `DATA/status.json` every few seconds ([`write_snapshot`]). `cmd::status` is the command that
+//! shows it; `cmd::crawl` writes it.
+//!
+//! Owns: the report's fields, their reading from the store, the snapshot file. Uses `store`,
+//! `crawl` (site keys), `output` (the atomic write) and `progress`; never imports `cmd`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::progress::OriginWait;
+use crate::store::{ErrorKind, RunInfo, Store, StoreError};
+
+/// Store meta key: the origins the last run left waiting or set aside.
+pub const WAITING_META: &str = "waiting";
+
+/// The file a running crawl writes its report to, in the data directory.
+pub const SNAPSHOT: &str = "status.json";
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostRow {
+    pub host: String,
+    pub pages: u64,
+    pub bytes: u64,
+    pub queued: u64,
+    pub errors: u64,
+    /// Template clusters of the host's last clustering.
+    #[serde(default)]
+    pub clusters: u64,
+    /// Pages with cleaned text.
+    #[serde(default)]
+    pub cleaned: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatusReport {
+    pub generated_at_ms: u64,
+    /// True when written by a running crawl.
+    pub live: bool,
+    pub last_run: Option<RunInfo>,
+    pub hosts: Vec<HostRow>,
+    pub queued: u64,
+    pub pages: u64,
+    /// URLs that ended without a page, by kind (skips marked by `ErrorKind::is_skip`).
+    pub errors_by_kind: Vec<(ErrorKind, u64)>,
+    pub store_bytes: u64,
+    /// Origins waiting (robots.txt unreachable, backing off) or set aside, with why and until
+    /// when.
+    #[serde(default)]
+    pub waiting: Vec<OriginWait>,
+}
+
+impl StatusReport {
+    /// Read everything from an open store.
+    pub fn from_store(store: &Store) -> Result<StatusReport, StoreError> {
+        let mut hosts: HashMap<String, HostRow> = HashMap::new();
+        for (site, c) in store.sites() {
+            let row = hosts.entry(site.clone()).or_default();
+            row.host = site;
+            row.pages = c.pages;
+            row.bytes = c.bytes;
+            row.clusters = store
+                .site_clusters(&row.host)?
+                .map_or(0, |k| k.clusters.len() as u64);
+            let mut cleaned = 0;
+            for id in store.site_pages(&row.host)? {
+                cleaned += u64::from(store.has_cleaned(id)?);
+            }
+            row.cleaned = cleaned;
+        }
+        let lengths = store.queue_lengths()?;
+        let mut queued = 0;
+        for o in store.origins() {
+            let n = lengths.get(&o.id).copied().unwrap_or(0);
+            queued += n;
+            let host = url::Url::parse(&o.key)
+                .map(|u| crate::crawl::url::site_key(&u))
+                .unwrap_or(o.key);
+            let row = hosts.entry(host.clone()).or_default();
+            row.host = host;
+            row.queued += n;
+        }
+        let mut kinds: HashMap<ErrorKind, u64> = HashMap::new();
+        for e in store.errors() {
+            let (url, rec) = e?;
+            let skip = rec.kind.is_skip();
+            *kinds.entry(rec.kind).or_default() += 1;
+            // A host's errors leave the skips out, as the crawl's progress does.
+            if let (false, Ok(u)) = (skip, url::Url::parse(&url)) {
+                let host = crate::crawl::url::site_key(&u);
+                let row = hosts.entry(host.clone()).or_default();
+                row.host = host;
+                row.errors += 1;
+            }
+        }
+        let mut hosts: Vec<HostRow> = hosts.into_values().collect();
+        hosts.sort_by(|a, b| (b.pages, &a.host).cmp(&(a.pages, &b.host)));
+        let mut errors_by_kind: Vec<(ErrorKind, u64)> = kinds.into_iter().collect();
+        errors_by_kind.sort_by(|a, b| (b.1, &a.0).cmp(&(a.1, &b.0)));
+        Ok(StatusReport {
+            generated_at_ms: crate::store::now_ms(),
+            live: false,
+            last_run: store.get_meta("last_run")?,
+            pages: hosts.iter().map(|h| h.pages).sum(),
+            hosts,
+            queued,
+            errors_by_kind,
+            store_bytes: store.size_on_disk(),
+            waiting: store
+                .get_meta::<Vec<OriginWait>>(WAITING_META)?
+                .unwrap_or_default(),
+        })
+    }
+
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        if self.live {
+            let _ = writeln!(
+                s,
+                "A crawl is running; snapshot taken {}.",
+                ago(self.generated_at_ms)
+            );
+        }
+        match &self.last_run {
+            None => s.push_str("Last run: never\n"),
+            Some(r) => {
+                let end = if r.ended_at_ms > 0 {
+                    format!("ended {}", ago(r.ended_at_ms))
+                } else if r.state == "running" && !self.live {
+                    "did not record its end (killed?)".to_string()
+                } else {
+                    "still running".to_string()
+                };
+                let _ = writeln!(
+                    s,
+                    "Last run: started {}, {end}; state {}; {} pages fetched",
+                    ago(r.started_at_ms),
+                    if r.state == "running" && !self.live {
+                        "killed"
+                    } else {
+                        &r.state
+                    },
+                    r.pages_fetched
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "Pages stored: {}   queued: {}   hosts: {}   store on disk: {}",
+            self.pages,
+            self.queued,
+            self.hosts.len(),
+            crate::progress::human_bytes(self.store_bytes)
+        );
+        if !self.hosts.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{:<40} {:>8} {:>10} {:>8} {:>7} {:>8} {:>8}",
+                "host", "pages", "bytes", "queued", "errors", "clusters", "cleaned"
+            );
+            for h in &self.hosts {
+                let _ = writeln!(
+                    s,
+                    "{:<40} {:>8} {:>10} {:>8} {:>7} {:>8} {:>8}",
+                    h.host,
+                    h.pages,
+                    crate::progress::human_bytes(h.bytes),
+                    h.queued,
+                    h.errors,
+                    h.clusters,
+                    h.cleaned
+                );
+            }
+        }
+        if !self.waiting.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nOrigins waiting or set aside (their URLs stay queued):"
+            );
+            for w in &self.waiting {
+                let _ = writeln!(s, "  {}", w.line());
+            }
+        }
+        if !self.errors_by_kind.is_empty() {
+            let _ = writeln!(s, "\nURLs not stored, by kind:");
+            for (k, n) in &self.errors_by_kind {
+                let skip = if k.is_skip() { "  (skipped)" } else { "" };
+                let _ = writeln!(s, "  {:<28} {n:>8}{skip}", k.name());
+            }
+        }
+        s
+    }
+}
+
+fn ago(ms: u64) -> String {
+    let now = crate::store::now_ms();
+    let secs = now.saturating_sub(ms) / 1000;
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    format!(
+        "{} ({} ago)",
+        humantime::format_rfc3339_seconds(t),
+        humantime::format_duration(std::time::Duration::from_secs(secs))
+    )
+}
+
+/// Write `report` to `DATA/status.json` atomically (`output::write_atomic`).
+pub fn write_snapshot(data: &Path, report: &StatusReport) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+    crate::output::write_atomic(&data.join(SNAPSHOT), &json)
+}
