@@ -4,8 +4,10 @@
 use anyhow::Context;
 use clap::Parser;
 use std::process::ExitCode;
+use std::sync::Arc;
 use thresher::cli::{Cli, Command};
 use thresher::cmd;
+use thresher::progress::{LogWriter, Mode, Progress};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> std::process::ExitCode {
@@ -30,9 +32,11 @@ fn main() -> std::process::ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Crawl(args) => {
+            let progress = Progress::new(Mode::detect(args.quiet));
+            init_logging(&progress, args.quiet);
             let shutdown = CancellationToken::new();
             stop_on_signals(shutdown.clone());
-            cmd::crawl::run(&args, shutdown).context("crawl failed")?;
+            cmd::crawl::run(&args, shutdown, progress).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => {
@@ -51,6 +55,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Log lines (`THRESHER_LOG`, default `thresher=info,warn`; errors only with `--quiet`) print
+/// through the progress display so they do not tear its bars; colour only on a terminal.
+fn init_logging(progress: &Arc<Progress>, quiet: bool) {
+    let default = if quiet { "error" } else { "thresher=info,warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("THRESHER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(LogWriter(progress.clone()))
+        // Colour codes only on a terminal: a log redirected to a file stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .without_time()
+        .try_init();
 }
 
 /// SIGINT, SIGTERM and SIGHUP all take the graceful path: the first asks the crawl to finish

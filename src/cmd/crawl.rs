@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::CrawlArgs;
 use crate::config::{Config, ConfigError, Overrides};
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
-use crate::learn::Learner;
-use crate::progress::{human_bytes, CrawlStats, LogWriter, Mode, Progress};
+use crate::learn::{LearnSummary, Learner};
+use crate::progress::{human_bytes, CrawlStats, Progress};
 use crate::status::{write_snapshot, HostRow, StatusReport, WAITING_META};
 use crate::store::{now_ms, RunInfo, Store, StoreError};
 
@@ -70,26 +70,14 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
 
 /// Run the crawl `args` asks for until it ends or `shutdown` is cancelled (the binary cancels
 /// it on SIGINT, SIGTERM or SIGHUP): in-flight work then finishes, state is saved, and the
-/// summary says how to resume.
-pub fn run(args: &CrawlArgs, shutdown: CancellationToken) -> Result<CrawlSummary, CrawlCmdError> {
+/// summary says how to resume. `progress` shows it (the binary routes log lines through it).
+pub fn run(
+    args: &CrawlArgs,
+    shutdown: CancellationToken,
+    progress: Arc<Progress>,
+) -> Result<CrawlSummary, CrawlCmdError> {
     let config = Config::load(args.config.as_deref(), &overrides(args))?;
-    let progress = Progress::new(Mode::detect(args.quiet));
-    init_logging(&progress, args.quiet);
-
-    let bytes = std::fs::read(&args.seeds).map_err(|source| CrawlCmdError::Seeds {
-        path: args.seeds.clone(),
-        source,
-    })?;
-    let (text, not_utf8) = seeds::decode_seeds(&bytes);
-    let (seeds, bad) = seeds::parse_seeds(&text);
-    let mut bad = bad;
-    bad.extend(not_utf8);
-    bad.sort_by_key(|e| e.line);
-    for e in &bad {
-        // Reported even with --quiet: the user's input was skipped.
-        eprintln!("{}", e.display_in(&args.seeds));
-    }
-
+    let seeds = read_seeds(&args.seeds)?;
     std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
         path: config.crawl.data_dir.clone(),
         source,
@@ -104,8 +92,123 @@ pub fn run(args: &CrawlArgs, shutdown: CancellationToken) -> Result<CrawlSummary
     if seeds.is_empty() && store.queue_lengths()?.is_empty() {
         return Err(CrawlCmdError::NoSeeds(args.seeds.clone()));
     }
+    let info = start_run(&store, &config, &progress)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CrawlCmdError::Runtime)?;
+    let config = Arc::new(config);
+    let stats = Arc::new(CrawlStats::default());
+    let learner = config
+        .template
+        .inline
+        .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
+    let (summary, learned) = runtime.block_on(crawl_and_learn(
+        config.clone(),
+        store.clone(),
+        &seeds,
+        shutdown,
+        stats.clone(),
+        learner,
+        progress.clone(),
+        info.clone(),
+    ));
+    progress.tick(&stats);
+    progress.finish();
+    let summary = summary?;
+    if let Some(l) = &learned {
+        if !args.quiet || std::env::var_os("THRESHER_LEARN_STATS").is_some() {
+            eprintln!("{}", learn_line(l));
+        }
+    }
+    end_run(&store, &config, info, &summary)?;
+    eprint!("{}", render_summary(&summary, &config, args));
+    match learned {
+        Some(l) if !l.failures.is_empty() => Err(CrawlCmdError::Learn(l.failures)),
+        _ => Ok(summary),
+    }
+}
+
+/// The crawl on the runtime, with progress ticking and the live status snapshot; then the
+/// learner's end-of-crawl pass (when the crawl finished) or its stop (when it was interrupted),
+/// while the bars still show progress.
+#[allow(clippy::too_many_arguments)]
+async fn crawl_and_learn(
+    config: Arc<Config>,
+    store: Arc<Store>,
+    seeds: &[url::Url],
+    shutdown: CancellationToken,
+    stats: Arc<CrawlStats>,
+    learner: Option<Learner>,
+    progress: Arc<Progress>,
+    info: RunInfo,
+) -> (Result<CrawlSummary, CrawlError>, Option<LearnSummary>) {
+    say_when_stopping(shutdown.clone(), progress.clone());
+    let ticker = spawn_ticker(
+        progress.clone(),
+        stats.clone(),
+        config.crawl.data_dir.clone(),
+        info,
+    );
+    let sink = learner.as_ref().map(Learner::sink);
+    let result = crawl::run(
+        config,
+        store,
+        seeds,
+        shutdown.clone(),
+        stats,
+        sink,
+        RunOptions::default(),
+    )
+    .await;
+    let learned = match (&result, learner) {
+        (Ok(s), Some(l)) if !s.interrupted && !shutdown.is_cancelled() => {
+            progress.println(
+                "Crawl done; learning templates for changed sites and writing cleaned text.",
+            );
+            Some(
+                tokio::task::spawn_blocking(move || l.finish())
+                    .await
+                    .unwrap_or_default(),
+            )
+        }
+        (_, Some(l)) => Some(
+            tokio::task::spawn_blocking(move || l.stop())
+                .await
+                .unwrap_or_default(),
+        ),
+        (_, None) => None,
+    };
+    ticker.abort();
+    (result, learned)
+}
+
+/// The seed URLs of `path`; lines that are not one are reported (even with `--quiet`: the
+/// user's input was skipped) and left out.
+fn read_seeds(path: &std::path::Path) -> Result<Vec<url::Url>, CrawlCmdError> {
+    let bytes = std::fs::read(path).map_err(|source| CrawlCmdError::Seeds {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (text, not_utf8) = seeds::decode_seeds(&bytes);
+    let (seeds, mut bad) = seeds::parse_seeds(&text);
+    bad.extend(not_utf8);
+    bad.sort_by_key(|e| e.line);
+    for e in &bad {
+        eprintln!("{}", e.display_in(path));
+    }
+    Ok(seeds)
+}
+
+/// Record that a run started (and say so when it resumes an earlier one).
+fn start_run(
+    store: &Store,
+    config: &Config,
+    progress: &Progress,
+) -> Result<RunInfo, CrawlCmdError> {
     let resumed = store.get_meta::<RunInfo>("last_run")?.is_some();
-    let mut info = RunInfo {
+    let info = RunInfo {
         started_at_ms: now_ms(),
         ended_at_ms: 0,
         state: "running".into(),
@@ -119,76 +222,31 @@ pub fn run(args: &CrawlArgs, shutdown: CancellationToken) -> Result<CrawlSummary
             store.sites().iter().map(|(_, c)| c.pages).sum::<u64>()
         ));
     }
+    Ok(info)
+}
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(CrawlCmdError::Runtime)?;
-    let config = Arc::new(config);
-    let stats = Arc::new(CrawlStats::default());
-    let learner = config
-        .template
-        .inline
-        .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
-    let sink = learner.as_ref().map(Learner::sink);
-    let (summary, learned) = runtime.block_on(async {
-        say_when_stopping(shutdown.clone(), progress.clone());
-        let ticker = spawn_ticker(
-            progress.clone(),
-            stats.clone(),
-            config.crawl.data_dir.clone(),
-            info.clone(),
-        );
-        let result = crawl::run(
-            config.clone(),
-            store.clone(),
-            &seeds,
-            shutdown.clone(),
-            stats.clone(),
-            sink,
-            RunOptions::default(),
-        )
-        .await;
-        // The end-of-crawl template pass runs while the bars still show progress.
-        let learned = match (&result, learner) {
-            (Ok(s), Some(l)) if !s.interrupted && !shutdown.is_cancelled() => {
-                progress.println(
-                    "Crawl done; learning templates for changed sites and writing cleaned text.",
-                );
-                Some(
-                    tokio::task::spawn_blocking(move || l.finish())
-                        .await
-                        .unwrap_or_default(),
-                )
-            }
-            (_, Some(l)) => Some(
-                tokio::task::spawn_blocking(move || l.stop())
-                    .await
-                    .unwrap_or_default(),
-            ),
-            (_, None) => None,
-        };
-        ticker.abort();
-        (result, learned)
-    });
-    progress.tick(&stats);
-    progress.finish();
-    let summary = summary?;
-    if let Some(l) = &learned {
-        if !args.quiet || std::env::var_os("THRESHER_LEARN_STATS").is_some() {
-            eprintln!(
-                "Templates: {} incremental steps ({} page cleanings, {:.1}s), end-of-crawl pass over {} sites ({} pages, {:.1}s); {} files written.",
-                l.steps,
-                l.interim_cleans,
-                l.interim_time.as_secs_f64(),
-                l.final_sites,
-                l.final_cleans,
-                l.final_time.as_secs_f64(),
-                l.pages_written
-            );
-        }
-    }
+/// What the template learner did, one line.
+fn learn_line(l: &LearnSummary) -> String {
+    format!(
+        "Templates: {} incremental steps ({} page cleanings, {:.1}s), end-of-crawl pass over {} \
+         sites ({} pages, {:.1}s); {} files written.",
+        l.steps,
+        l.interim_cleans,
+        l.interim_time.as_secs_f64(),
+        l.final_sites,
+        l.final_cleans,
+        l.final_time.as_secs_f64(),
+        l.pages_written
+    )
+}
 
+/// Record how the run ended and what it left waiting, flush, and leave a final status snapshot.
+fn end_run(
+    store: &Store,
+    config: &Config,
+    mut info: RunInfo,
+    summary: &CrawlSummary,
+) -> Result<(), CrawlCmdError> {
     info.ended_at_ms = now_ms();
     info.state = if summary.interrupted {
         "interrupted"
@@ -200,14 +258,10 @@ pub fn run(args: &CrawlArgs, shutdown: CancellationToken) -> Result<CrawlSummary
     store.put_meta("last_run", &info)?;
     store.put_meta(WAITING_META, &summary.set_aside)?;
     store.flush()?;
-    if let Ok(report) = StatusReport::from_store(&store) {
+    if let Ok(report) = StatusReport::from_store(store) {
         let _ = write_snapshot(&config.crawl.data_dir, &report);
     }
-    eprint!("{}", render_summary(&summary, &config, args));
-    match learned {
-        Some(l) if !l.failures.is_empty() => Err(CrawlCmdError::Learn(l.failures)),
-        _ => Ok(summary),
-    }
+    Ok(())
 }
 
 /// `--out` must be a directory thresher can write to, before the crawl starts (not found out
@@ -222,20 +276,6 @@ fn check_out_dir(out: &std::path::Path) -> Result<(), CrawlCmdError> {
         crate::output::AtomicFile::create(&out.join(".thresher-write-check")).map_err(err)?;
     drop(probe);
     Ok(())
-}
-
-fn init_logging(progress: &Arc<Progress>, quiet: bool) {
-    let default = if quiet { "error" } else { "thresher=info,warn" };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("THRESHER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(LogWriter(progress.clone()))
-        // Colour codes only on a terminal: a log redirected to a file stays plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
-        .try_init();
 }
 
 /// Say so when a stop is asked for (the binary catches the signals).
