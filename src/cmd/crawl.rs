@@ -15,7 +15,7 @@ use crate::config::{Config, ConfigError, Overrides};
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
 use crate::learn::{LearnSummary, Learner};
 use crate::progress::{human_bytes, CrawlStats, Progress};
-use crate::status::{write_snapshot, HostRow, StatusReport, WAITING_META};
+use crate::status::{write_snapshot, HostRow, StatusReport, LIVE_ROWS, WAITING_META};
 use crate::store::{now_ms, RunInfo, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -312,8 +312,9 @@ fn spawn_ticker(
 
 /// The status snapshot a running crawl can give without scanning the store.
 fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusReport {
-    let hosts: Vec<HostRow> = stats
-        .busiest(usize::MAX)
+    let (busiest, hosts_total) = (stats.busiest(LIVE_ROWS), stats.host_count());
+    let (waiting, waiting_total) = stats.waits_first(LIVE_ROWS);
+    let hosts: Vec<HostRow> = busiest
         .into_iter()
         .map(|(host, h)| HostRow {
             host,
@@ -331,12 +332,18 @@ fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusRepo
         last_run: Some(run),
         pages: stats.stored.load(Relaxed),
         queued: stats.queued.load(Relaxed),
-        hosts,
         errors_by_kind: stats.failures(),
         store_bytes,
-        waiting: stats.waits(),
+        hosts_more: (hosts_total - hosts.len()) as u64,
+        waiting_more: (waiting_total - waiting.len()) as u64,
+        hosts,
+        waiting,
     }
 }
+
+/// Set-aside origins the run's summary names; the rest are counted (a run over 200,000 dead
+/// origins printed 200,000 lines).
+const SUMMARY_ORIGINS: usize = 20;
 
 fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String {
     use std::fmt::Write;
@@ -389,8 +396,16 @@ fn render_summary(s: &CrawlSummary, config: &Config, args: &CrawlArgs) -> String
             if n == 1 { "it keeps" } else { "they keep" },
             if urls == 1 { "URL" } else { "URLs" },
         );
-        for w in &s.set_aside {
+        for w in s.set_aside.iter().take(SUMMARY_ORIGINS) {
             let _ = writeln!(out, "  {}", w.line());
+        }
+        if n > SUMMARY_ORIGINS {
+            let _ = writeln!(
+                out,
+                "  … and {} more (thresher status --data {} lists them all)",
+                n - SUMMARY_ORIGINS,
+                config.crawl.data_dir.display()
+            );
         }
     }
     let _ = writeln!(
@@ -426,7 +441,49 @@ fn dir_size(dir: &std::path::Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::OriginWait;
     use crate::store::ErrorKind;
+
+    /// Issue 10: a run ending with 200,000 origins set aside listed every one of them.
+    #[test]
+    fn the_summary_names_a_few_set_aside_origins_and_counts_the_rest() {
+        let summary = CrawlSummary {
+            set_aside: (0..25)
+                .map(|i| OriginWait {
+                    origin: format!("http://10.0.0.{i}:1"),
+                    reason: "robots.txt unreachable: connect failed".into(),
+                    until_ms: None,
+                    queued: 1,
+                })
+                .collect(),
+            ..CrawlSummary::default()
+        };
+        let args = CrawlArgs {
+            seeds: "s.txt".into(),
+            config: None,
+            data: None,
+            out: None,
+            max_pages: None,
+            max_depth: None,
+            concurrency: None,
+            delay: None,
+            user_agent: None,
+            detector: None,
+            algorithm: None,
+            quiet: false,
+        };
+        let text = render_summary(&summary, &Config::default(), &args);
+        assert!(
+            text.contains("25 origins unreachable or set aside"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("robots.txt unreachable").count(),
+            SUMMARY_ORIGINS,
+            "{text}"
+        );
+        assert!(text.contains("… and 5 more"), "{text}");
+    }
 
     /// Issue 10: the live `status` of a running crawl said "Last run: never" and "0 B", and
     /// listed no errors.

@@ -1013,14 +1013,17 @@ impl Scheduler {
             .map(|(&id, _)| id)
             .collect();
         ids.sort_unstable();
-        let waits = self.stats.waits();
+        // By origin: a run that ends with 200,000 origins waiting must not search a list for
+        // each of them (that made SIGINT take minutes).
+        let waits: HashMap<String, OriginWait> = self
+            .stats
+            .waits()
+            .into_iter()
+            .map(|w| (w.origin.clone(), w))
+            .collect();
         for id in ids {
             let o = &self.origins[&id];
-            let mut w = waits
-                .iter()
-                .find(|w| w.origin == o.key)
-                .cloned()
-                .unwrap_or_default();
+            let mut w = waits.get(&o.key).cloned().unwrap_or_default();
             w.origin.clone_from(&o.key);
             w.queued = o.queued_now();
             self.stats.set_wait(w.clone());
