@@ -5,14 +5,15 @@
 //! shows it; `cmd::crawl` writes it.
 //!
 //! Owns: the report's fields, their reading from the store, the snapshot file. Uses `store`,
-//! `crawl` (site keys), `output` (the atomic write) and `progress`; never imports `cmd`.
+//! `crawl` (site keys, `OriginWait`), `output` (the atomic write) and `progress` (`human_bytes`);
+//! never imports `cmd`.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::progress::OriginWait;
+use crate::crawl::stats::OriginWait;
 use crate::store::{ErrorKind, RunInfo, Store, StoreError};
 
 /// Store meta key: the origins the last run left waiting or set aside.

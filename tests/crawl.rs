@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use thresher::config::Config;
+use thresher::crawl::stats::CrawlStats;
 use thresher::crawl::{self, CrawlSummary, RunOptions};
-use thresher::progress::CrawlStats;
 use thresher::store::Store;
 use tokio_util::sync::CancellationToken;
 

@@ -13,95 +13,47 @@
 //! sites clean in parallel) and the output does not depend on the number of threads. Sites are
 //! processed in batches of about `BATCH_BYTES` of HTML so memory stays bounded.
 
+mod report;
+mod site;
+mod warc;
+
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-
-use indicatif::{ProgressBar, ProgressStyle};
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cli::CleanArgs;
-use crate::crawl::url::{normalize_url, site_key};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
-use crate::output::{self, site_dir_name};
+use crate::output;
 use crate::pool;
 use crate::template::Algorithm;
-use crate::warc;
+use report::{lock, Reporter};
+pub use site::{Page, Site, Source};
+pub use warc::MAX_PAGE_BYTES;
+use warc::{sites_from_warcs, Spool};
 
 /// HTML bytes parsed and cleaned per batch of sites.
 pub const BATCH_BYTES: u64 = 256 << 20;
 /// The largest saved page read from a SITE_DIR; larger files are skipped (reported).
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
-/// The largest decoded HTML body taken from a WARC record (the crawler's body cap).
-pub const MAX_PAGE_BYTES: usize = 16 << 20;
-
 #[derive(Debug, thiserror::Error)]
 pub enum CleanError {
     #[error("{0}")]
     Usage(String),
     #[error("cannot write {path}: {source}")]
     Write {
-        path: PathBuf,
+        path: std::path::PathBuf,
         source: std::io::Error,
     },
     #[error("nothing was cleaned ({problems} input problem(s), reported above)")]
     NothingCleaned { problems: usize },
-}
-
-/// One host's saved pages.
-#[derive(Clone, Debug)]
-pub struct Site {
-    /// Output directory name: the SITE_DIR's name, or the directory the crawl would write the
-    /// host to (`output::site_dir_name` of its site key).
-    pub name: String,
-    /// Where the site came from (for messages).
-    pub origin: String,
-    pub pages: Vec<Page>,
-    /// Write `index.tsv` (page id → URL): WARC sites, whose page ids are hashes.
-    pub index: bool,
-}
-
-#[derive(Clone, Debug)]
-pub struct Page {
-    /// Output file stem.
-    pub stem: String,
-    pub url: Option<String>,
-    pub source: Source,
-}
-
-#[derive(Clone, Debug)]
-pub enum Source {
-    /// A saved page on disk (charset from the bytes and `<meta>`).
-    File(PathBuf),
-    /// A response body with its `Content-Type`.
-    Body {
-        bytes: Vec<u8>,
-        content_type: Option<String>,
-    },
-    /// A WARC response body set aside on disk (lz4, see `Spool`) with its `Content-Type`.
-    Spooled {
-        path: PathBuf,
-        /// Decoded length.
-        len: u64,
-        content_type: Option<String>,
-    },
-}
-
-impl Source {
-    fn len(&self) -> u64 {
-        match self {
-            Source::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
-            Source::Body { bytes, .. } => bytes.len() as u64,
-            Source::Spooled { len, .. } => *len,
-        }
-    }
 }
 
 /// What one site came to.
@@ -142,56 +94,6 @@ impl Outcome {
     }
 }
 
-/// Messages to the user: through the progress bar, so lines do not tear it.
-struct Reporter {
-    bar: ProgressBar,
-    problems: std::sync::Mutex<Vec<String>>,
-    cut: std::sync::Mutex<Vec<String>>,
-}
-
-impl Reporter {
-    fn new(quiet: bool) -> Reporter {
-        let bar = if quiet {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(0).with_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} pages {msg}",
-                )
-                .expect("invariant: the template is valid"),
-            )
-        };
-        Reporter {
-            bar,
-            problems: std::sync::Mutex::new(Vec::new()),
-            cut: std::sync::Mutex::new(Vec::new()),
-        }
-    }
-
-    fn problem(&self, msg: String) {
-        self.bar.suspend(|| eprintln!("thresher: warning: {msg}"));
-        self.problems
-            .lock()
-            .expect("invariant: no panic while holding the lock")
-            .push(msg);
-    }
-
-    /// A page cleaned in part: said, counted, but not a skipped input.
-    fn cut(&self, msg: String) {
-        self.bar.suspend(|| eprintln!("thresher: warning: {msg}"));
-        lock(&self.cut).push(msg);
-    }
-
-    fn take_problems(&self) -> Vec<String> {
-        std::mem::take(
-            &mut *self
-                .problems
-                .lock()
-                .expect("invariant: no panic while holding the lock"),
-        )
-    }
-}
-
 pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
     let algorithm: Algorithm = args.algorithm.parse().map_err(CleanError::Usage)?;
     let detector = Detector::from_parts(&args.detector, algorithm).map_err(CleanError::Usage)?;
@@ -211,7 +113,10 @@ pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
     // WARC bodies wait on disk, not in memory, until their batch is cleaned.
     let mut spool = None;
     if !args.warc.is_empty() {
-        let s = Spool::new(&args.out)?;
+        let s = Spool::new(&args.out).map_err(|source| CleanError::Write {
+            path: Spool::dir_in(&args.out),
+            source,
+        })?;
         sites.extend(sites_from_warcs(&args.warc, &s, &reporter));
         spool = Some(s);
     }
@@ -335,207 +240,6 @@ fn site_from_dir(dir: &Path, reporter: &Reporter) -> Option<Site> {
         pages,
         index: false,
     })
-}
-
-/// The HTML pages of WARC files grouped by host (sorted by host, pages by URL; a URL captured
-/// twice keeps its last capture).
-fn sites_from_warcs(files: &[PathBuf], spool: &Spool, reporter: &Reporter) -> Vec<Site> {
-    let mut hosts: BTreeMap<String, BTreeMap<String, Page>> = BTreeMap::new();
-    for file in files {
-        reporter
-            .bar
-            .set_message(format!("reading {}", file.display()));
-        let reader = match warc::open(file) {
-            Ok(r) => r,
-            Err(e) => {
-                reporter.problem(format!("cannot read {}: {e}; skipped", file.display()));
-                continue;
-            }
-        };
-        for record in reader {
-            match record {
-                Ok(r) => {
-                    let Some((host, page)) = page_from_record(&r, file, spool, reporter) else {
-                        continue;
-                    };
-                    let url = page.url.clone().unwrap_or_default();
-                    if let Some(Page {
-                        source: Source::Spooled { path, .. },
-                        ..
-                    }) = hosts.entry(host).or_default().insert(url, page)
-                    {
-                        // An earlier capture of the URL: its body is not needed any more.
-                        let _ = std::fs::remove_file(path);
-                    }
-                }
-                Err(e) => reporter.problem(format!("{}: {e}; skipped", file.display())),
-            }
-        }
-    }
-    hosts
-        .into_iter()
-        .map(|(host, pages)| Site {
-            name: site_dir_name(&host),
-            origin: format!("WARC host {host}"),
-            pages: pages.into_values().collect(),
-            index: true,
-        })
-        .collect()
-}
-
-/// A record's page and host when it is a 2xx HTML response; other records are passed over
-/// quietly (request, metadata, redirects, images…), broken ones reported.
-fn page_from_record(
-    r: &warc::Record,
-    file: &Path,
-    spool: &Spool,
-    reporter: &Reporter,
-) -> Option<(String, Page)> {
-    if r.warc_type().as_deref() != Some("response") {
-        return None;
-    }
-    let at = || format!("{}: record at byte {}", file.display(), r.offset);
-    let Some(uri) = r.target_uri() else {
-        reporter.problem(format!(
-            "{}: response without WARC-Target-URI; skipped",
-            at()
-        ));
-        return None;
-    };
-    let url = match url::Url::parse(uri) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
-        _ => {
-            reporter.problem(format!("{}: bad target URI {uri:?}; skipped", at()));
-            return None;
-        }
-    };
-    // DNS records and the like are `response`s too, without an HTTP block: only http(s) here.
-    let response = match warc::parse_http_response(&r.block, MAX_PAGE_BYTES) {
-        Ok(h) => h,
-        Err(e) => {
-            reporter.problem(format!("{} ({uri}): {e}; skipped", at()));
-            return None;
-        }
-    };
-    if !(200..300).contains(&response.status) {
-        return None;
-    }
-    let html = match response.media_type().as_deref() {
-        Some("text/html" | "application/xhtml+xml") => true,
-        Some(_) => false,
-        None => looks_like_html(&response.body),
-    };
-    if !html {
-        return None;
-    }
-    // The crawl's site key and URL form, so `clean --warc` writes where the crawl does.
-    let url = normalize_url(url.clone()).unwrap_or(url);
-    let host = site_key(&url);
-    let url = url.to_string();
-    let content_type = response.header("Content-Type").map(str::to_string);
-    let path = match spool.put(&response.body) {
-        Ok(p) => p,
-        Err(e) => {
-            reporter.problem(format!(
-                "{} ({uri}): cannot set the body aside: {e}; skipped",
-                at()
-            ));
-            return None;
-        }
-    };
-    Some((
-        host,
-        Page {
-            stem: format!("{:016x}", xxh3_64(url.as_bytes())),
-            url: Some(url),
-            source: Source::Spooled {
-                path,
-                len: response.body.len() as u64,
-                content_type,
-            },
-        },
-    ))
-}
-
-fn looks_like_html(body: &[u8]) -> bool {
-    let start: Vec<u8> = body
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .take(15)
-        .map(u8::to_ascii_lowercase)
-        .collect();
-    start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
-}
-
-/// WARC bodies set aside between reading the WARC files and cleaning their batch, so memory
-/// holds one batch of sites (`BATCH_BYTES`, or one site), not the whole WARC: lz4-compressed
-/// files in `OUT/.thresher-spool-PID/`, removed when the spool is dropped.
-struct Spool {
-    dir: PathBuf,
-    next: AtomicUsize,
-}
-
-impl Spool {
-    fn new(out: &Path) -> Result<Spool, CleanError> {
-        Spool::remove_stale(out);
-        let dir = out.join(format!(".thresher-spool-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|source| CleanError::Write {
-            path: dir.clone(),
-            source,
-        })?;
-        Ok(Spool {
-            dir,
-            next: AtomicUsize::new(0),
-        })
-    }
-
-    /// Spools left by a `clean` that was killed (its process is gone).
-    fn remove_stale(out: &Path) {
-        let Ok(entries) = std::fs::read_dir(out) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix(".thresher-spool-"))
-                .and_then(|p| p.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            #[cfg(unix)]
-            // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
-            let gone = unsafe { libc::kill(pid, 0) } == -1
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            // Elsewhere there is no cheap liveness check: leave it.
-            #[cfg(not(unix))]
-            let gone = {
-                let _ = pid;
-                false
-            };
-            if gone {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-
-    fn put(&self, body: &[u8]) -> std::io::Result<PathBuf> {
-        let path = self
-            .dir
-            .join(format!("{}.lz4", self.next.fetch_add(1, Ordering::Relaxed)));
-        std::fs::write(&path, lz4_flex::compress_prepend_size(body))?;
-        Ok(path)
-    }
-
-    fn get(path: &Path) -> std::io::Result<Vec<u8>> {
-        lz4_flex::decompress_size_prepended(&std::fs::read(path)?).map_err(std::io::Error::other)
-    }
-}
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// Two inputs that would write the same `OUT/<name>/`: the later one is skipped (reported).
@@ -668,10 +372,6 @@ fn clean_batch(
 /// HTML bytes of a site (one `stat` per saved file: compute once).
 fn site_bytes(site: &Site) -> u64 {
     site.pages.iter().map(|p| p.source.len()).sum()
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Read (if saved as a file) and parse one page; a page that cannot be read is reported. Gives

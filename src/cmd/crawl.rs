@@ -12,9 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::CrawlArgs;
 use crate::config::{Config, ConfigError, Overrides};
+use crate::crawl::stats::CrawlStats;
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
 use crate::learn::{LearnSummary, Learner};
-use crate::progress::{human_bytes, CrawlStats, Progress};
+use crate::progress::{human_bytes, Progress};
 use crate::status::{write_snapshot, HostRow, StatusReport, LIVE_ROWS, WAITING_META};
 use crate::store::{now_ms, RunInfo, Store, StoreError};
 
@@ -441,7 +442,7 @@ fn dir_size(dir: &std::path::Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progress::OriginWait;
+    use crate::crawl::stats::OriginWait;
     use crate::store::ErrorKind;
 
     /// Issue 10: a run ending with 200,000 origins set aside listed every one of them.

@@ -59,11 +59,7 @@ pub struct ExportSummary {
 }
 
 pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
-    let format = match args.format.as_str() {
-        "jsonl" => Format::Jsonl,
-        "text" => Format::Text,
-        other => return Err(ExportError::Format(other.into())),
-    };
+    let format = Format::parse(&args.format)?;
     if format == Format::Text && args.out.is_none() {
         return Err(ExportError::TextNeedsDir);
     }
@@ -71,108 +67,157 @@ pub fn run(args: &ExportArgs) -> Result<ExportSummary, ExportError> {
         return Err(ExportError::Missing(args.data.clone()));
     }
     let store = Store::open_existing(&args.data, 32 << 20)?;
-    let sites: Vec<String> = store.sites().into_iter().map(|(s, _)| s).collect();
-    let hosts: Vec<String> = if args.host.is_empty() {
-        sites
-    } else {
-        for h in &args.host {
-            if !sites.contains(h) {
-                return Err(ExportError::UnknownHost(h.clone()));
-            }
-        }
-        args.host.clone()
-    };
+    let hosts = chosen_hosts(&store, &args.host)?;
     let total: u64 = hosts.iter().map(|h| store.site_counters(h).pages).sum();
     let bar = progress_bar(total, Mode::detect(args.quiet));
 
     let mut summary = ExportSummary::default();
     match format {
         Format::Jsonl => {
-            let write_err = |path: &Path| {
-                let path = path.to_path_buf();
-                move |source| ExportError::Write { path, source }
-            };
-            let target = args
-                .out
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("<stdout>"));
-            let written = match &args.out {
-                None => write_jsonl(
-                    &store,
-                    &hosts,
-                    &bar,
-                    &mut BufWriter::new(std::io::stdout().lock()),
-                    &mut summary,
-                ),
-                // Written atomically: nothing is left behind when it fails (e.g. --out is a
-                // directory).
-                Some(path) => {
-                    let mut file = AtomicFile::create(path).map_err(write_err(path))?;
-                    write_jsonl(&store, &hosts, &bar, &mut file, &mut summary)
-                        .and_then(|()| file.commit().map_err(Failure::Io))
-                }
-            };
-            match written {
-                // `export | head`: the reader has all it wants; stop quietly, as ripgrep does.
-                Err(Failure::Io(e))
-                    if args.out.is_none() && e.kind() == std::io::ErrorKind::BrokenPipe =>
-                {
-                    bar.finish_and_clear();
-                    return Ok(summary);
-                }
-                Err(Failure::Io(e)) => return Err(write_err(&target)(e)),
-                Err(Failure::Store(e)) => return Err(e.into()),
-                Ok(()) => {}
+            if export_jsonl(&store, &hosts, args.out.as_deref(), &bar, &mut summary)?
+                == Ended::ReaderGone
+            {
+                bar.finish_and_clear();
+                return Ok(summary);
             }
         }
         Format::Text => {
-            let dir = args.out.clone().expect("invariant: checked above");
+            let dir = args.out.as_deref().expect("invariant: checked above");
             for host in &hosts {
-                let host_dir = dir.join(crate::output::site_dir_name(host));
-                std::fs::create_dir_all(&host_dir).map_err(|source| ExportError::Write {
-                    path: host_dir.clone(),
-                    source,
-                })?;
-                let mut index = String::new();
-                for id in store.site_pages(host)? {
-                    bar.inc(1);
-                    let (Some(meta), Some(clean)) = (store.page(id)?, store.cleaned(id)?) else {
-                        summary.not_cleaned += 1;
-                        continue;
-                    };
-                    let path = host_dir.join(format!("{}.txt", page_stem(id)));
-                    crate::output::write_atomic(&path, clean.text.as_bytes())
-                        .map_err(|source| ExportError::Write { path, source })?;
-                    index.push_str(&format!(
-                        "{}\t{}\n",
-                        page_stem(id),
-                        without_credentials(&meta.url)
-                    ));
-                    summary.exported += 1;
-                }
-                let path = host_dir.join("index.tsv");
-                crate::output::write_atomic(&path, index.as_bytes())
-                    .map_err(|source| ExportError::Write { path, source })?;
+                export_host_text(&store, host, dir, &bar, &mut summary)?;
             }
         }
     }
     bar.finish_and_clear();
     if !args.quiet {
-        eprintln!(
-            "Exported {} pages from {} host(s){}.",
-            summary.exported,
-            hosts.len(),
-            if summary.not_cleaned > 0 {
-                format!(
-                    "; {} stored pages have no cleaned text yet",
-                    summary.not_cleaned
-                )
-            } else {
-                String::new()
-            }
-        );
+        report(&summary, hosts.len());
     }
     Ok(summary)
+}
+
+impl Format {
+    fn parse(name: &str) -> Result<Format, ExportError> {
+        match name {
+            "jsonl" => Ok(Format::Jsonl),
+            "text" => Ok(Format::Text),
+            other => Err(ExportError::Format(other.into())),
+        }
+    }
+}
+
+/// The hosts to export: every site in the store, or the ones asked for (each must be there).
+fn chosen_hosts(store: &Store, asked: &[String]) -> Result<Vec<String>, ExportError> {
+    let sites: Vec<String> = store.sites().into_iter().map(|(s, _)| s).collect();
+    if asked.is_empty() {
+        return Ok(sites);
+    }
+    for h in asked {
+        if !sites.contains(h) {
+            return Err(ExportError::UnknownHost(h.clone()));
+        }
+    }
+    Ok(asked.to_vec())
+}
+
+/// How a JSON Lines export ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    /// Every page was written.
+    Done,
+    /// stdout's reader closed the pipe (`export | head`): it has all it wants.
+    ReaderGone,
+}
+
+/// The JSON Lines export to `out` (stdout when `None`).
+fn export_jsonl(
+    store: &Store,
+    hosts: &[String],
+    out: Option<&Path>,
+    bar: &ProgressBar,
+    summary: &mut ExportSummary,
+) -> Result<Ended, ExportError> {
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ExportError::Write { path, source }
+    };
+    let target = out.map_or_else(|| PathBuf::from("<stdout>"), Path::to_path_buf);
+    let written = match out {
+        None => write_jsonl(
+            store,
+            hosts,
+            bar,
+            &mut BufWriter::new(std::io::stdout().lock()),
+            summary,
+        ),
+        // Written atomically: nothing is left behind when it fails (e.g. --out is a
+        // directory).
+        Some(path) => {
+            let mut file = AtomicFile::create(path).map_err(write_err(path))?;
+            write_jsonl(store, hosts, bar, &mut file, summary)
+                .and_then(|()| file.commit().map_err(Failure::Io))
+        }
+    };
+    match written {
+        // `export | head`: stop quietly, as ripgrep does.
+        Err(Failure::Io(e)) if out.is_none() && e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(Ended::ReaderGone)
+        }
+        Err(Failure::Io(e)) => Err(write_err(&target)(e)),
+        Err(Failure::Store(e)) => Err(e.into()),
+        Ok(()) => Ok(Ended::Done),
+    }
+}
+
+/// One host's cleaned pages as `DIR/<site>/<page id>.txt`, plus its `index.tsv`.
+fn export_host_text(
+    store: &Store,
+    host: &str,
+    dir: &Path,
+    bar: &ProgressBar,
+    summary: &mut ExportSummary,
+) -> Result<(), ExportError> {
+    let host_dir = dir.join(crate::output::site_dir_name(host));
+    std::fs::create_dir_all(&host_dir).map_err(|source| ExportError::Write {
+        path: host_dir.clone(),
+        source,
+    })?;
+    let mut index = String::new();
+    for id in store.site_pages(host)? {
+        bar.inc(1);
+        let (Some(meta), Some(clean)) = (store.page(id)?, store.cleaned(id)?) else {
+            summary.not_cleaned += 1;
+            continue;
+        };
+        let path = host_dir.join(format!("{}.txt", page_stem(id)));
+        crate::output::write_atomic(&path, clean.text.as_bytes())
+            .map_err(|source| ExportError::Write { path, source })?;
+        index.push_str(&format!(
+            "{}\t{}\n",
+            page_stem(id),
+            without_credentials(&meta.url)
+        ));
+        summary.exported += 1;
+    }
+    let path = host_dir.join("index.tsv");
+    crate::output::write_atomic(&path, index.as_bytes())
+        .map_err(|source| ExportError::Write { path, source })
+}
+
+/// The closing line on stderr.
+fn report(summary: &ExportSummary, hosts: usize) {
+    eprintln!(
+        "Exported {} pages from {} host(s){}.",
+        summary.exported,
+        hosts,
+        if summary.not_cleaned > 0 {
+            format!(
+                "; {} stored pages have no cleaned text yet",
+                summary.not_cleaned
+            )
+        } else {
+            String::new()
+        }
+    );
 }
 
 /// Why writing JSON lines stopped.

@@ -3,9 +3,10 @@
 //! links back to the frontier, page and path set to the store, all in one atomic commit.
 //!
 //! Owns: the frontier's order, politeness and robots.txt per origin, fetching, URL
-//! normalisation and scope. Uses `config`, `dom`, `store`, `progress` and `warc` (content
-//! decoding); reaches sled only through `store`, and never imports `template`, `learn` or
-//! `cmd`: the learner hears of stored pages through a callback (docs/design.md, "Layers").
+//! normalisation and scope, and the crawl's live figures (`stats`, which `progress` renders).
+//! Uses `config`, `dom`, `store` and `warc` (content decoding); reaches sled only through
+//! `store`, and never imports `template`, `learn`, `progress` or `cmd`: the learner hears of
+//! stored pages through a callback (docs/design.md, "Layers").
 
 pub mod fetch;
 pub mod politeness;
@@ -14,6 +15,7 @@ pub mod scheduler;
 pub mod scope;
 pub mod seeds;
 pub mod sitemap;
+pub mod stats;
 pub mod url;
 pub mod worker;
 

@@ -18,11 +18,11 @@ use super::fetch::Fetcher;
 use super::politeness::{Backoff, Politeness};
 use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
+use super::stats::{CrawlStats, OriginWait};
 use super::url as urls;
 use super::worker::{self, Ctx, Job, JobResult, Processing, TaskOutput, Verdict, WorkerError};
 use super::CrawlError;
 use crate::config::Config;
-use crate::progress::{CrawlStats, OriginWait};
 use crate::store::{Commit, Enqueued, EntryKind, ErrorKind, QueueEntry, Store};
 
 /// Entries read from sled per refill of an origin's buffer.

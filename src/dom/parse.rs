@@ -223,8 +223,7 @@ enum Frame {
 
 /// Iterative pre-order walk (hostile pages nest deeply; recursion would overflow the stack).
 fn flatten(document: &Handle, out: &mut Parsed) {
-    let nodes = &mut out.dom.nodes;
-    nodes.push(Node {
+    out.dom.nodes.push(Node {
         parent: NO_PARENT,
         end: 1,
         path: DOCUMENT,
@@ -233,16 +232,13 @@ fn flatten(document: &Handle, out: &mut Parsed) {
     });
     let mut stack: Vec<Frame> = vec![Frame::Exit(0)];
     push_children(&mut stack, document, 0, DOCUMENT, 0);
-    // Whitespace-only text is dropped, but it still separates its neighbours
-    // (`<span>Share</span> <a>Post</a>` is "Share Post").
-    let mut last_text: Option<usize> = None;
-    let mut pending_space = false;
+    let mut spacing = Spacing::default();
 
     while let Some(frame) = stack.pop() {
         let (handle, parent, parent_path, inherited) = match frame {
             Frame::Exit(at) => {
-                let end = nodes.len() as u32;
-                nodes[at as usize].end = end;
+                let end = out.dom.nodes.len() as u32;
+                out.dom.nodes[at as usize].end = end;
                 continue;
             }
             Frame::Enter {
@@ -252,44 +248,20 @@ fn flatten(document: &Handle, out: &mut Parsed) {
                 inherited,
             } => (handle, parent, parent_path, inherited),
         };
-        if nodes.len() >= MAX_NODES {
+        if out.dom.nodes.len() >= MAX_NODES {
             out.truncated = true;
             continue;
         }
         match &handle.data {
-            NodeData::Text { contents } => {
-                let raw = contents.borrow();
-                let text = normalise_space(&raw);
-                if text.is_empty() {
-                    if !raw.is_empty() {
-                        pending_space = true;
-                        if let Some(NodeKind::Text(t)) = last_text.map(|i| &mut nodes[i].kind) {
-                            t.space_after = true;
-                        }
-                    }
-                    continue;
-                }
-                let first = std::mem::take(&mut pending_space)
-                    || raw.chars().next().is_some_and(char::is_whitespace);
-                let last = raw.chars().next_back().is_some_and(char::is_whitespace);
-                last_text = Some(nodes.len());
-                nodes.push(Node {
-                    parent,
-                    end: nodes.len() as u32 + 1,
-                    path: text_path(parent_path, &text),
-                    flags: inherited,
-                    kind: NodeKind::Text(Text {
-                        text,
-                        space_before: first,
-                        space_after: last,
-                    }),
-                });
-            }
+            NodeData::Text { contents } => push_text(
+                &mut out.dom.nodes,
+                &mut spacing,
+                &contents.borrow(),
+                parent,
+                parent_path,
+                inherited,
+            ),
             NodeData::Element { name, attrs, .. } => {
-                let tag: &str = &name.local;
-                if SKIPPED.contains(&tag) {
-                    continue;
-                }
                 let attrs = attrs.borrow();
                 let attr = |key: &str| -> Option<&str> {
                     attrs
@@ -297,67 +269,141 @@ fn flatten(document: &Handle, out: &mut Parsed) {
                         .find(|a| &*a.name.local == key)
                         .map(|a| &*a.value)
                 };
-                let mut own = inherited;
-                if tag == "head" {
-                    own |= flags::IN_HEAD;
+                let element = push_element(out, &name.local, &attr, parent, parent_path, inherited);
+                if let Some((at, path, own)) = element {
+                    stack.push(Frame::Exit(at));
+                    push_children(&mut stack, &handle, at, path, own);
                 }
-                if is_hidden(&attr) {
-                    own |= flags::HIDDEN;
-                }
-                match tag {
-                    "a" | "area" => {
-                        if let Some(href) = attr("href") {
-                            own |= flags::IN_LINK;
-                            let nofollow = attr("rel").is_some_and(|r| {
-                                r.split_ascii_whitespace()
-                                    .any(|t| t.eq_ignore_ascii_case("nofollow"))
-                            });
-                            out.links.push(Link {
-                                href: href.trim().to_string(),
-                                nofollow,
-                            });
-                        }
-                    }
-                    "base" if out.base_href.is_none() => {
-                        out.base_href = attr("href").map(|h| h.trim().to_string());
-                    }
-                    "meta" => {
-                        let name = attr("name").unwrap_or("");
-                        if name.eq_ignore_ascii_case("robots") {
-                            if let Some(content) = attr("content") {
-                                for d in content.split(',').map(str::trim) {
-                                    let none = d.eq_ignore_ascii_case("none");
-                                    out.robots.noindex |= none || d.eq_ignore_ascii_case("noindex");
-                                    out.robots.nofollow |=
-                                        none || d.eq_ignore_ascii_case("nofollow");
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                let path = element_path(parent_path, tag);
-                let at = nodes.len() as u32;
-                nodes.push(Node {
-                    parent,
-                    end: at + 1,
-                    path,
-                    flags: own,
-                    kind: NodeKind::Element(Element {
-                        tag: static_tag(tag)
-                            .map_or_else(|| Cow::Owned(tag.to_string()), Cow::Borrowed),
-                        id: attr("id").map(str::to_string),
-                        class: attr("class").map(str::to_string),
-                        role: attr("role").map(str::to_string),
-                    }),
-                });
-                stack.push(Frame::Exit(at));
-                push_children(&mut stack, &handle, at, path, own);
             }
             // Comments, doctypes and processing instructions carry no content.
             _ => {}
         }
     }
+}
+
+/// Whitespace-only text is dropped, but it still separates its neighbours
+/// (`<span>Share</span> <a>Post</a>` is "Share Post").
+#[derive(Default)]
+struct Spacing {
+    /// The arena index of the last text node pushed.
+    last_text: Option<usize>,
+    /// Whitespace-only text came since it.
+    pending_space: bool,
+}
+
+/// A text node into the arena (normalised; whitespace-only text only marks the spacing).
+fn push_text(
+    nodes: &mut Vec<Node>,
+    spacing: &mut Spacing,
+    raw: &str,
+    parent: u32,
+    parent_path: u64,
+    inherited: u8,
+) {
+    let text = normalise_space(raw);
+    if text.is_empty() {
+        if !raw.is_empty() {
+            spacing.pending_space = true;
+            if let Some(NodeKind::Text(t)) = spacing.last_text.map(|i| &mut nodes[i].kind) {
+                t.space_after = true;
+            }
+        }
+        return;
+    }
+    let first = std::mem::take(&mut spacing.pending_space)
+        || raw.chars().next().is_some_and(char::is_whitespace);
+    let last = raw.chars().next_back().is_some_and(char::is_whitespace);
+    spacing.last_text = Some(nodes.len());
+    nodes.push(Node {
+        parent,
+        end: nodes.len() as u32 + 1,
+        path: text_path(parent_path, &text),
+        flags: inherited,
+        kind: NodeKind::Text(Text {
+            text,
+            space_before: first,
+            space_after: last,
+        }),
+    });
+}
+
+/// An element into the arena, its link, `<base href>` or meta robots into `out`. Gives the
+/// element's arena index, path hash and flags (what its children inherit), or `None` for a
+/// skipped element (`SKIPPED`: its subtree is dropped).
+fn push_element<'a>(
+    out: &mut Parsed,
+    tag: &str,
+    attr: &impl Fn(&str) -> Option<&'a str>,
+    parent: u32,
+    parent_path: u64,
+    inherited: u8,
+) -> Option<(u32, u64, u8)> {
+    if SKIPPED.contains(&tag) {
+        return None;
+    }
+    let mut own = inherited;
+    if tag == "head" {
+        own |= flags::IN_HEAD;
+    }
+    if is_hidden(attr) {
+        own |= flags::HIDDEN;
+    }
+    if note_metadata(out, tag, attr) {
+        own |= flags::IN_LINK;
+    }
+    let path = element_path(parent_path, tag);
+    let nodes = &mut out.dom.nodes;
+    let at = nodes.len() as u32;
+    nodes.push(Node {
+        parent,
+        end: at + 1,
+        path,
+        flags: own,
+        kind: NodeKind::Element(Element {
+            tag: static_tag(tag).map_or_else(|| Cow::Owned(tag.to_string()), Cow::Borrowed),
+            id: attr("id").map(str::to_string),
+            class: attr("class").map(str::to_string),
+            role: attr("role").map(str::to_string),
+        }),
+    });
+    Some((at, path, own))
+}
+
+/// What an element tells about the page rather than its content: a link (`a` / `area` with an
+/// `href`: true is returned), the first `<base href>`, `<meta name=robots>` directives.
+fn note_metadata<'a>(out: &mut Parsed, tag: &str, attr: &impl Fn(&str) -> Option<&'a str>) -> bool {
+    match tag {
+        "a" | "area" => {
+            if let Some(href) = attr("href") {
+                let nofollow = attr("rel").is_some_and(|r| {
+                    r.split_ascii_whitespace()
+                        .any(|t| t.eq_ignore_ascii_case("nofollow"))
+                });
+                out.links.push(Link {
+                    href: href.trim().to_string(),
+                    nofollow,
+                });
+                return true;
+            }
+        }
+        "base" if out.base_href.is_none() => {
+            out.base_href = attr("href").map(|h| h.trim().to_string());
+        }
+        "meta" => {
+            let name = attr("name").unwrap_or("");
+            if name.eq_ignore_ascii_case("robots") {
+                if let Some(content) = attr("content") {
+                    for d in content.split(',').map(str::trim) {
+                        let none = d.eq_ignore_ascii_case("none");
+                        out.robots.noindex |= none || d.eq_ignore_ascii_case("noindex");
+                        out.robots.nofollow |= none || d.eq_ignore_ascii_case("nofollow");
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    false
 }
 
 /// The children move out of `handle` into the stack: each `Rc` node is then dropped as soon as

@@ -8,7 +8,7 @@
 //!
 //! Owns: when each site of a crawl is reclustered and cleaned, the learner thread, and the crawl's
 //! cleaned-text files and records. Uses `crawl` (the stored-page notice), `store`, `template` and
-//! `detect` (the engine), `output` and `progress`; never imports `cmd`, and nothing on the fetch
+//! `detect` (the engine) and `output`; never imports `progress` or `cmd`, and nothing on the fetch
 //! path waits for it (docs/design.md, "The incremental step").
 //!
 //! Incremental steps get a CPU budget (`template.learn_cpu_share` of one core: after a step of
@@ -32,9 +32,9 @@ pub use output::{Output, OutputError};
 pub use site::{LearnError, SiteLearner, SiteState, Step, MODEL_SAMPLE};
 
 use crate::config::Config;
+use crate::crawl::stats::CrawlStats;
 use crate::crawl::StoredPage;
 use crate::pool;
-use crate::progress::CrawlStats;
 use crate::store::Store;
 
 enum Msg {

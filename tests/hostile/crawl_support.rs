@@ -6,8 +6,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use thresher::crawl::stats::CrawlStats;
 use thresher::crawl::{self, CrawlSummary, RunOptions};
-use thresher::progress::CrawlStats;
 use tokio_util::sync::CancellationToken;
 
 use crate::crawl::Dirs;
