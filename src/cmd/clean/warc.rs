@@ -15,7 +15,9 @@ use crate::crawl::url::{normalize_url, site_key};
 use crate::output::site_dir_name;
 use crate::warc;
 
-/// The largest decoded HTML body taken from a WARC record (the crawler's body cap).
+/// The largest decoded HTML body taken from a WARC record. Above the crawler's default body cap
+/// (`fetch.max_body_bytes`, 5 MiB), so pages of a crawl run with a larger cap can be read back;
+/// what parsing does with a huge page is bounded by the parser's own caps.
 pub const MAX_PAGE_BYTES: usize = 16 << 20;
 
 /// The HTML pages of WARC files grouped by host (sorted by host, pages by URL; a URL captured
