@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use super::crawl_support::crawl_bounded;
+use super::crawl_support::{crawl_bounded, Ran};
 use crate::crawl::Dirs;
 use crate::support::{Endpoint, Origin, TestServer};
 
@@ -41,30 +41,33 @@ fn stored_pages(dirs: &Dirs) -> u64 {
     dirs.store().sites().iter().map(|(_, c)| c.pages).sum()
 }
 
-#[test]
-fn per_host_limit_is_reached_when_a_page_in_flight_fails() {
+/// Crawl `site_with_a_slow_failing_page` (`/slow` failing after 600 ms) two requests at a time
+/// with the limit in `limit`: `/slow` stays in flight while `/p1` and `/p2` are stored, so a
+/// limit of 4 is taken (3 stored + 1 in flight) until `/slow` fails. Returns the crawl, its
+/// directories and how often `/slow` was asked for.
+fn crawl_with_limit(limit: &str) -> (Ran, Dirs, usize) {
     let server = TestServer::background(1, 4);
     let o = server.origin(0);
     site_with_a_slow_failing_page(o, Duration::from_millis(600));
     let dirs = Dirs::new();
-    // Two requests at a time: `/slow` stays in flight while `/p1` and `/p2` are stored, so the
-    // limit of 4 is taken (3 stored + 1 in flight) until `/slow` fails.
-    let toml = "[crawl]\nmax_pages_per_host = 4\nper_origin_concurrency = 2\n";
-    let ran = crawl_bounded(&dirs, &[o.url("/")], toml, Duration::from_secs(60));
-    assert_eq!(o.hits("/slow"), 1);
+    let toml = format!("[crawl]\n{limit} = 4\nper_origin_concurrency = 2\n");
+    let ran = crawl_bounded(&dirs, &[o.url("/")], &toml, Duration::from_secs(60));
+    let slow_hits = o.hits("/slow");
+    (ran, dirs, slow_hits)
+}
+
+#[test]
+fn per_host_limit_is_reached_when_a_page_in_flight_fails() {
+    let (ran, dirs, slow_hits) = crawl_with_limit("max_pages_per_host");
+    assert_eq!(slow_hits, 1);
     assert_eq!(stored_pages(&dirs), 4, "{:?}", ran.summary);
     assert!(ran.summary.queued_left > 0, "{:?}", ran.summary);
 }
 
 #[test]
 fn max_pages_is_reached_when_a_page_in_flight_fails() {
-    let server = TestServer::background(1, 4);
-    let o = server.origin(0);
-    site_with_a_slow_failing_page(o, Duration::from_millis(600));
-    let dirs = Dirs::new();
-    let toml = "[crawl]\nmax_pages = 4\nper_origin_concurrency = 2\n";
-    let ran = crawl_bounded(&dirs, &[o.url("/")], toml, Duration::from_secs(60));
-    assert_eq!(o.hits("/slow"), 1);
+    let (ran, dirs, slow_hits) = crawl_with_limit("max_pages");
+    assert_eq!(slow_hits, 1);
     assert_eq!(stored_pages(&dirs), 4, "{:?}", ran.summary);
 }
 

@@ -86,14 +86,7 @@ fn files_dot_hosts_through_a_proxy_stay_inside_out_and_export() {
 #[test]
 fn files_warc_dot_host_stays_inside_out_and_keeps_the_port() {
     let (tmp, work) = nested();
-    let mut warc = Vec::new();
-    for host in ["..", ".", "127.0.0.1:8080"] {
-        for i in 0..4 {
-            warc.extend(warc_response(&format!("http://{host}/p{i}"), &page(i, 4)));
-        }
-    }
-    let file = work.join("x.warc");
-    std::fs::write(&file, warc).unwrap();
+    let file = write_warc(&work, &["..", ".", "127.0.0.1:8080"]);
     let out = work.join("out");
     let o = thresher(&["clean", "--warc", arg(&file), "--out", arg(&out), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -114,14 +107,7 @@ fn files_warc_dot_host_stays_inside_out_and_keeps_the_port() {
 fn files_overlong_host_name_is_written_and_later_sites_still_clean() {
     let (_tmp, work) = nested();
     let long = vec!["a".repeat(60); 5].join(".");
-    let mut warc = Vec::new();
-    for host in [long.as_str(), "z.example"] {
-        for i in 0..4 {
-            warc.extend(warc_response(&format!("http://{host}/p{i}"), &page(i, 4)));
-        }
-    }
-    let file = work.join("x.warc");
-    std::fs::write(&file, warc).unwrap();
+    let file = write_warc(&work, &[long.as_str(), "z.example"]);
     let out = work.join("out");
     let o = thresher(&["clean", "--warc", arg(&file), "--out", arg(&out), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -138,14 +124,7 @@ fn files_overlong_host_name_is_written_and_later_sites_still_clean() {
 #[test]
 fn files_clean_site_that_cannot_be_written_does_not_stop_the_others() {
     let (_tmp, work) = nested();
-    let mut warc = Vec::new();
-    for host in ["a.example", "b.example"] {
-        for i in 0..4 {
-            warc.extend(warc_response(&format!("http://{host}/p{i}"), &page(i, 4)));
-        }
-    }
-    let file = work.join("x.warc");
-    std::fs::write(&file, warc).unwrap();
+    let file = write_warc(&work, &["a.example", "b.example"]);
     let out = work.join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(
@@ -162,4 +141,17 @@ fn files_clean_site_that_cannot_be_written_does_not_stop_the_others() {
         5,
         "b.example still cleaned"
     );
+}
+
+/// `WORK/x.warc`: four `response` records per host (`http://HOST/p0`…`p3`).
+fn write_warc(work: &std::path::Path, hosts: &[&str]) -> std::path::PathBuf {
+    let mut warc = Vec::new();
+    for host in hosts {
+        for i in 0..4 {
+            warc.extend(warc_response(&format!("http://{host}/p{i}"), &page(i, 4)));
+        }
+    }
+    let file = work.join("x.warc");
+    std::fs::write(&file, warc).unwrap();
+    file
 }
