@@ -68,6 +68,10 @@ pub struct CrawlArgs {
     /// [config: template.algorithm].
     #[arg(long)]
     pub algorithm: Option<String>,
+    /// Set any config key, over the config file and the other flags: `--set crawl.delay=2s`,
+    /// `--set scope.allow_hosts='["b.example"]'`; may be repeated.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// No progress bars or log lines, only errors and the summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -191,6 +195,9 @@ impl CrawlArgs {
         }
         if let Some(v) = &self.algorithm {
             flag("algorithm", v.clone());
+        }
+        for v in &self.set {
+            flag("set", v.clone());
         }
         if self.quiet {
             words.push("--quiet".into());

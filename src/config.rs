@@ -1,6 +1,9 @@
 //! `Config`: the validated settings of a crawl. Built from `config/default.toml` (embedded, the one
-//! source of defaults), a user file deep-merged over it (unknown keys are errors), then flag
-//! overrides. Everything downstream gets typed values: `Duration`s, compiled regexes.
+//! source of defaults), a user file deep-merged over it (unknown keys are errors), then the
+//! command line's overrides (`Overrides`: every flag and `--set KEY=VALUE`, one path). The
+//! structs are the file's shape: serde reads durations, sizes, regexes and detector names into
+//! typed fields, so a key is written once in its struct and once, with its default and its
+//! documentation, in `config/default.toml`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,7 +30,11 @@ pub enum ConfigError {
     Invalid { key: String, message: String },
 }
 
-#[derive(Clone, Debug)]
+/// The validated settings. The structs below are the file's shape too: serde reads durations
+/// (humantime strings), sizes (bytes, or strings such as "5 MiB"), regexes and detector names
+/// straight into typed fields, and `validate` checks what types cannot say.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Config {
     pub crawl: CrawlConfig,
     pub fetch: FetchConfig,
@@ -37,7 +44,8 @@ pub struct Config {
     pub store: StoreConfig,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CrawlConfig {
     pub data_dir: PathBuf,
     pub out_dir: PathBuf,
@@ -47,52 +55,77 @@ pub struct CrawlConfig {
     pub max_depth: u32,
     pub concurrency: usize,
     pub per_origin_concurrency: usize,
+    #[serde(with = "duration")]
     pub delay: Duration,
+    #[serde(with = "duration")]
     pub max_crawl_delay: Duration,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FetchConfig {
     pub user_agent: String,
     pub robots_token: String,
+    #[serde(with = "duration")]
     pub connect_timeout: Duration,
+    #[serde(with = "duration")]
     pub first_byte_timeout: Duration,
+    #[serde(with = "duration")]
     pub total_timeout: Duration,
+    #[serde(deserialize_with = "size")]
     pub max_body_bytes: u64,
     pub max_redirects: u32,
     pub max_retries: u32,
+    #[serde(with = "duration")]
     pub backoff_base: Duration,
+    #[serde(with = "duration")]
     pub backoff_max: Duration,
+    #[serde(with = "duration")]
     pub max_retry_after: Duration,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RobotsConfig {
+    #[serde(with = "duration")]
     pub cache_ttl: Duration,
+    #[serde(with = "duration")]
     pub error_retry: Duration,
     /// Retries of a robots.txt that cannot be read (5xx, 429, no answer), `error_retry` apart;
     /// when they fail too, the origin is set aside for the rest of the run (URLs stay queued).
     pub unreachable_retries: u32,
+    #[serde(deserialize_with = "size")]
     pub max_bytes: u64,
     pub max_redirects: u32,
     pub sitemaps: bool,
     pub max_sitemap_urls: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScopeConfig {
     pub seed_hosts_only: bool,
+    /// Lower-cased by `validate`.
     pub allow_hosts: Vec<String>,
+    #[serde(deserialize_with = "regexes")]
     pub include: Vec<Regex>,
+    #[serde(deserialize_with = "regexes")]
     pub exclude: Vec<Regex>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TemplateConfig {
-    /// The detector cleaning uses (`text` carries `algorithm`).
+    /// The detector's name as given: `text` (TEXT with `algorithm`), an algorithm, or a baseline.
+    #[serde(rename = "detector")]
+    detector_name: String,
+    /// The detector cleaning uses (from `detector_name` and `algorithm`, by `validate`).
+    #[serde(skip)]
     pub detector: Detector,
+    #[serde(deserialize_with = "parsed")]
     pub algorithm: Algorithm,
     pub recluster_pages: u64,
+    #[serde(with = "duration")]
     pub recluster_interval: Duration,
     pub min_pages: u64,
     pub inline: bool,
@@ -100,25 +133,87 @@ pub struct TemplateConfig {
     pub learn_cpu_share: f64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StoreConfig {
+    #[serde(deserialize_with = "size")]
     pub cache_bytes: u64,
 }
 
-/// Flag values that override the files (`None` = not given).
+/// Settings given on the command line, over the files: `key = value` pairs in the file's terms
+/// (`crawl.delay = "0ms"`), each with the flag it came from so errors can name it. Every flag
+/// and every `--set KEY=VALUE` goes through here: there is one way to override a setting.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
-    pub data_dir: Option<PathBuf>,
-    pub out_dir: Option<PathBuf>,
-    pub max_pages: Option<u64>,
-    pub max_depth: Option<u32>,
-    pub concurrency: Option<usize>,
-    pub delay: Option<Duration>,
-    pub user_agent: Option<String>,
-    /// `template.detector` (`text` or a baseline).
-    pub detector: Option<String>,
-    /// `template.algorithm` (the TEXT clustering algorithm).
-    pub algorithm: Option<String>,
+    pairs: Vec<(String, toml::Value, String)>,
+}
+
+impl Overrides {
+    /// Set `key` (dotted: `section.name`) to `value`; `flag` names where it came from.
+    pub fn set(&mut self, key: &str, value: impl Into<toml::Value>, flag: &str) -> &mut Self {
+        self.pairs
+            .push((key.to_string(), value.into(), flag.to_string()));
+        self
+    }
+
+    /// `set`, when the flag was given.
+    pub fn set_some<T: Into<toml::Value>>(
+        &mut self,
+        key: &str,
+        value: Option<T>,
+        flag: &str,
+    ) -> &mut Self {
+        if let Some(v) = value {
+            self.set(key, v, flag);
+        }
+        self
+    }
+
+    /// A `--set KEY=VALUE` argument: VALUE is read as a TOML value (`3`, `true`, `"a b"`,
+    /// `["x"]`), and as a plain string when it is not one (`--set crawl.delay=2s`).
+    pub fn set_arg(&mut self, arg: &str) -> Result<&mut Self, ConfigError> {
+        let (key, raw) = arg.split_once('=').ok_or_else(|| ConfigError::Invalid {
+            key: "--set".into(),
+            message: format!("{arg:?} is not KEY=VALUE"),
+        })?;
+        let key = key.trim();
+        let value = format!("v = {raw}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+        Ok(self.set(key, value, &format!("--set {key}")))
+    }
+
+    /// Write the pairs into `table` (a config file's table); an unknown key is an error here,
+    /// naming the flag.
+    fn apply(&self, table: &mut toml::Table) -> Result<(), ConfigError> {
+        for (key, value, flag) in &self.pairs {
+            let invalid = |message: String| ConfigError::Invalid {
+                key: flag.clone(),
+                message,
+            };
+            let (section, name) = key
+                .split_once('.')
+                .ok_or_else(|| invalid(format!("{key:?} is not SECTION.NAME")))?;
+            let known = table
+                .get_mut(section)
+                .and_then(toml::Value::as_table_mut)
+                .filter(|t| t.contains_key(name))
+                .ok_or_else(|| invalid(format!("unknown config key {key:?}")))?;
+            known.insert(name.to_string(), value.clone());
+        }
+        Ok(())
+    }
+
+    /// The flag that set `key`, if one did (the last one wins, as in `apply`).
+    fn flag_of(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, f)| f.as_str())
+    }
 }
 
 impl Default for Config {
@@ -131,22 +226,31 @@ impl Default for Config {
 impl Config {
     /// Defaults, then `file` (if any) over them, then `overrides`.
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Config, ConfigError> {
-        let mut config = match file {
-            None => Config::default(),
+        let (text, path) = match file {
+            None => (None, PathBuf::from("<built-in defaults>")),
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                     path: path.to_path_buf(),
                     source,
                 })?;
-                Config::from_toml_str(&text, path)?
+                (Some(text), path.to_path_buf())
             }
         };
-        config.apply(overrides)?;
-        Ok(config)
+        Self::build(text.as_deref(), &path, overrides)
     }
 
     /// Parse `text` as a config file merged over the defaults.
     pub fn from_toml_str(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let text = (!std::ptr::eq(text, DEFAULT_TOML)).then_some(text);
+        Self::build(text, path, &Overrides::default())
+    }
+
+    /// The defaults, `text` merged over them, `overrides` over both, then typed and validated.
+    fn build(
+        text: Option<&str>,
+        path: &Path,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
         let parse = |t: &str, p: &Path| -> Result<toml::Table, ConfigError> {
             t.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
                 path: p.to_path_buf(),
@@ -154,60 +258,85 @@ impl Config {
             })
         };
         let mut table = parse(DEFAULT_TOML, Path::new("<built-in defaults>"))?;
-        if !std::ptr::eq(text, DEFAULT_TOML) {
+        if let Some(text) = text {
             merge(&mut table, parse(text, path)?);
         }
-        let raw: RawConfig =
+        overrides.apply(&mut table)?;
+        let config: Config =
             toml::Value::Table(table)
                 .try_into()
-                .map_err(|e: toml::de::Error| ConfigError::Parse {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                })?;
-        raw.validate()
-    }
-
-    fn apply(&mut self, o: &Overrides) -> Result<(), ConfigError> {
-        if let Some(v) = &o.data_dir {
-            self.crawl.data_dir = v.clone();
-        }
-        if let Some(v) = &o.out_dir {
-            self.crawl.out_dir = v.clone();
-        }
-        if let Some(v) = o.max_pages {
-            self.crawl.max_pages = v;
-        }
-        if let Some(v) = o.max_depth {
-            self.crawl.max_depth = v;
-        }
-        if let Some(v) = o.concurrency {
-            self.crawl.concurrency = positive("crawl.concurrency", v)?;
-        }
-        if let Some(v) = o.delay {
-            self.crawl.delay = v;
-        }
-        if let Some(v) = &o.user_agent {
-            self.fetch.user_agent = v.clone();
-        }
-        if let Some(v) = &o.algorithm {
-            self.template.algorithm = v.parse().map_err(|message| ConfigError::Invalid {
-                key: "--algorithm".into(),
-                message,
-            })?;
-            if let Detector::Text(_) = self.template.detector {
-                self.template.detector = Detector::Text(self.template.algorithm);
-            }
-        }
-        if let Some(v) = &o.detector {
-            self.template.detector =
-                Detector::from_parts(v, self.template.algorithm).map_err(|message| {
-                    ConfigError::Invalid {
-                        key: "--detector".into(),
-                        message,
+                .map_err(|e: toml::de::Error| {
+                    let message = e.message().to_string();
+                    // A value a flag gave is reported under the flag's name. The error names its
+                    // key only in its display ("… in `crawl.delay`").
+                    let shown = e.to_string();
+                    let key = shown
+                        .lines()
+                        .find_map(|l| l.strip_prefix("in `")?.strip_suffix('`'))
+                        .unwrap_or_default()
+                        .to_string();
+                    match overrides.flag_of(&key) {
+                        Some(flag) => ConfigError::Invalid {
+                            key: format!("{key} (from {flag})"),
+                            message,
+                        },
+                        None if !key.is_empty() => ConfigError::Invalid { key, message },
+                        None => ConfigError::Parse {
+                            path: path.to_path_buf(),
+                            message,
+                        },
                     }
                 })?;
+        config.validate(overrides)
+    }
+
+    /// What types cannot say: positive counts, a product token, a share in (0, 1], and the
+    /// detector `text` taking the algorithm.
+    fn validate(mut self, overrides: &Overrides) -> Result<Config, ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            key: match overrides.flag_of(key) {
+                Some(flag) => format!("{key} (from {flag})"),
+                None => key.to_string(),
+            },
+            message,
+        };
+        for (key, v) in [
+            ("crawl.concurrency", self.crawl.concurrency),
+            (
+                "crawl.per_origin_concurrency",
+                self.crawl.per_origin_concurrency,
+            ),
+        ] {
+            if v == 0 {
+                return Err(invalid(key, "must be at least 1".into()));
+            }
         }
-        Ok(())
+        let token = &self.fetch.robots_token;
+        if token.is_empty()
+            || !token
+                .chars()
+                .all(|ch| ch.is_ascii_alphabetic() || ch == '-' || ch == '_')
+        {
+            return Err(invalid(
+                "fetch.robots_token",
+                "must be letters, '-' or '_' (RFC 9309 product token)".into(),
+            ));
+        }
+        let share = self.template.learn_cpu_share;
+        if !(share > 0.0 && share <= 1.0) {
+            return Err(invalid(
+                "template.learn_cpu_share",
+                format!("{share} is not in (0, 1]"),
+            ));
+        }
+        self.template.recluster_pages = self.template.recluster_pages.max(1);
+        self.template.detector =
+            Detector::from_parts(&self.template.detector_name, self.template.algorithm)
+                .map_err(|message| invalid("template.detector", message))?;
+        for h in &mut self.scope.allow_hosts {
+            h.make_ascii_lowercase();
+        }
+        Ok(self)
     }
 }
 
@@ -223,213 +352,41 @@ pub fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-fn positive(key: &str, v: usize) -> Result<usize, ConfigError> {
-    if v == 0 {
-        return Err(ConfigError::Invalid {
-            key: key.into(),
-            message: "must be at least 1".into(),
-        });
+/// Durations as humantime strings ("250ms", "1h 30m").
+mod duration {
+    use std::time::Duration;
+
+    use serde::{de::Error, Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s)
+            .map_err(|e| D::Error::custom(format!("{s:?} is not a duration: {e}")))
     }
-    Ok(v)
 }
 
-fn duration(key: &str, s: &str) -> Result<Duration, ConfigError> {
-    humantime::parse_duration(s).map_err(|e| ConfigError::Invalid {
-        key: key.into(),
-        message: format!("{s:?} is not a duration: {e}"),
-    })
+/// Sizes in bytes: an integer, or a string with a unit ("5 MiB", "500 KB").
+fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bytesize::ByteSize::deserialize(d).map(|b| b.as_u64())
 }
 
-fn regexes(key: &str, pats: &[String]) -> Result<Vec<Regex>, ConfigError> {
-    pats.iter()
+/// A value read through its `FromStr` (detector and algorithm names).
+fn parsed<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    let s = String::deserialize(d)?;
+    s.parse().map_err(serde::de::Error::custom)
+}
+
+fn regexes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Regex>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
         .map(|p| {
-            Regex::new(p).map_err(|e| ConfigError::Invalid {
-                key: key.into(),
-                message: format!("bad regex {p:?}: {e}"),
-            })
+            Regex::new(p).map_err(|e| serde::de::Error::custom(format!("bad regex {p:?}: {e}")))
         })
         .collect()
-}
-
-// The file's shape: strings where the validated config has typed values.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    crawl: RawCrawl,
-    fetch: RawFetch,
-    robots: RawRobots,
-    scope: RawScope,
-    template: RawTemplate,
-    store: RawStore,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCrawl {
-    data_dir: PathBuf,
-    out_dir: PathBuf,
-    max_pages: u64,
-    max_pages_per_host: u64,
-    max_depth: u32,
-    concurrency: usize,
-    per_origin_concurrency: usize,
-    delay: String,
-    max_crawl_delay: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFetch {
-    user_agent: String,
-    robots_token: String,
-    connect_timeout: String,
-    first_byte_timeout: String,
-    total_timeout: String,
-    max_body_bytes: u64,
-    max_redirects: u32,
-    max_retries: u32,
-    backoff_base: String,
-    backoff_max: String,
-    max_retry_after: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRobots {
-    cache_ttl: String,
-    error_retry: String,
-    unreachable_retries: u32,
-    max_bytes: u64,
-    max_redirects: u32,
-    sitemaps: bool,
-    max_sitemap_urls: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawScope {
-    seed_hosts_only: bool,
-    allow_hosts: Vec<String>,
-    include: Vec<String>,
-    exclude: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTemplate {
-    detector: String,
-    algorithm: String,
-    recluster_pages: u64,
-    recluster_interval: String,
-    min_pages: u64,
-    inline: bool,
-    learn_cpu_share: f64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawStore {
-    cache_bytes: u64,
-}
-
-impl RawConfig {
-    fn validate(self) -> Result<Config, ConfigError> {
-        let c = self.crawl;
-        let f = self.fetch;
-        let r = self.robots;
-        let t = self.template;
-        let algorithm: Algorithm = t
-            .algorithm
-            .parse()
-            .map_err(|message| ConfigError::Invalid {
-                key: "template.algorithm".into(),
-                message,
-            })?;
-        if f.robots_token.is_empty()
-            || !f
-                .robots_token
-                .chars()
-                .all(|ch| ch.is_ascii_alphabetic() || ch == '-' || ch == '_')
-        {
-            return Err(ConfigError::Invalid {
-                key: "fetch.robots_token".into(),
-                message: "must be letters, '-' or '_' (RFC 9309 product token)".into(),
-            });
-        }
-        Ok(Config {
-            crawl: CrawlConfig {
-                data_dir: c.data_dir,
-                out_dir: c.out_dir,
-                max_pages: c.max_pages,
-                max_pages_per_host: c.max_pages_per_host,
-                max_depth: c.max_depth,
-                concurrency: positive("crawl.concurrency", c.concurrency)?,
-                per_origin_concurrency: positive(
-                    "crawl.per_origin_concurrency",
-                    c.per_origin_concurrency,
-                )?,
-                delay: duration("crawl.delay", &c.delay)?,
-                max_crawl_delay: duration("crawl.max_crawl_delay", &c.max_crawl_delay)?,
-            },
-            fetch: FetchConfig {
-                user_agent: f.user_agent,
-                robots_token: f.robots_token,
-                connect_timeout: duration("fetch.connect_timeout", &f.connect_timeout)?,
-                first_byte_timeout: duration("fetch.first_byte_timeout", &f.first_byte_timeout)?,
-                total_timeout: duration("fetch.total_timeout", &f.total_timeout)?,
-                max_body_bytes: f.max_body_bytes,
-                max_redirects: f.max_redirects,
-                max_retries: f.max_retries,
-                backoff_base: duration("fetch.backoff_base", &f.backoff_base)?,
-                backoff_max: duration("fetch.backoff_max", &f.backoff_max)?,
-                max_retry_after: duration("fetch.max_retry_after", &f.max_retry_after)?,
-            },
-            robots: RobotsConfig {
-                cache_ttl: duration("robots.cache_ttl", &r.cache_ttl)?,
-                error_retry: duration("robots.error_retry", &r.error_retry)?,
-                unreachable_retries: r.unreachable_retries,
-                max_bytes: r.max_bytes,
-                max_redirects: r.max_redirects,
-                sitemaps: r.sitemaps,
-                max_sitemap_urls: r.max_sitemap_urls,
-            },
-            scope: ScopeConfig {
-                seed_hosts_only: self.scope.seed_hosts_only,
-                allow_hosts: self
-                    .scope
-                    .allow_hosts
-                    .iter()
-                    .map(|h| h.to_ascii_lowercase())
-                    .collect(),
-                include: regexes("scope.include", &self.scope.include)?,
-                exclude: regexes("scope.exclude", &self.scope.exclude)?,
-            },
-            template: TemplateConfig {
-                detector: Detector::from_parts(&t.detector, algorithm).map_err(|message| {
-                    ConfigError::Invalid {
-                        key: "template.detector".into(),
-                        message,
-                    }
-                })?,
-                algorithm,
-                recluster_pages: t.recluster_pages.max(1),
-                recluster_interval: duration("template.recluster_interval", &t.recluster_interval)?,
-                min_pages: t.min_pages,
-                inline: t.inline,
-                learn_cpu_share: if t.learn_cpu_share > 0.0 && t.learn_cpu_share <= 1.0 {
-                    t.learn_cpu_share
-                } else {
-                    return Err(ConfigError::Invalid {
-                        key: "template.learn_cpu_share".into(),
-                        message: format!("{} is not in (0, 1]", t.learn_cpu_share),
-                    });
-                },
-            },
-            store: StoreConfig {
-                cache_bytes: self.store.cache_bytes,
-            },
-        })
-    }
 }
 
 #[cfg(test)]
@@ -441,51 +398,91 @@ mod tests {
         let c = Config::default();
         assert_eq!(c.crawl.delay, Duration::from_millis(500));
         assert_eq!(c.template.algorithm, Algorithm::TextMax);
+        assert_eq!(c.template.detector, Detector::Text(Algorithm::TextMax));
+        assert_eq!(c.fetch.max_body_bytes, 5 * 1024 * 1024);
         assert!(c.scope.exclude[0].is_match("http://a/x.JPG"));
     }
 
     #[test]
     fn file_merges_over_defaults_and_flags_over_file() {
-        let c = Config::from_toml_str("[crawl]\ndelay = \"2s\"\n", Path::new("f.toml")).unwrap();
+        let file = Path::new("f.toml");
+        let c = Config::from_toml_str("[crawl]\ndelay = \"2s\"\n", file).unwrap();
         assert_eq!(c.crawl.delay, Duration::from_secs(2));
         assert_eq!(c.crawl.concurrency, Config::default().crawl.concurrency);
-        let mut c = c;
-        c.apply(&Overrides {
-            delay: Some(Duration::ZERO),
-            ..Overrides::default()
-        })
-        .unwrap();
+        let mut o = Overrides::default();
+        o.set("crawl.delay", "0ms", "--delay");
+        let c = Config::build(Some("[crawl]\ndelay = \"2s\"\n"), file, &o).unwrap();
         assert_eq!(c.crawl.delay, Duration::ZERO);
     }
 
     #[test]
-    fn detector_and_algorithm_flags_override_the_template_section() {
-        let mut c = Config::default();
-        c.apply(&Overrides {
-            algorithm: Some("text-hash".into()),
-            ..Overrides::default()
-        })
+    fn sizes_take_units_or_bytes() {
+        let c = Config::from_toml_str(
+            "[fetch]\nmax_body_bytes = \"2 MiB\"\n[store]\ncache_bytes = 1000\n",
+            Path::new("f.toml"),
+        )
         .unwrap();
+        assert_eq!(c.fetch.max_body_bytes, 2 * 1024 * 1024);
+        assert_eq!(c.store.cache_bytes, 1000);
+        let e = Config::from_toml_str("[fetch]\nmax_body_bytes = \"lots\"\n", Path::new("f.toml"))
+            .unwrap_err();
+        assert!(e.to_string().contains("fetch.max_body_bytes"), "{e}");
+    }
+
+    #[test]
+    fn set_reads_toml_values_or_plain_strings() {
+        let mut o = Overrides::default();
+        o.set_arg("crawl.max_depth=3").unwrap();
+        o.set_arg("crawl.delay=1s").unwrap();
+        o.set_arg("scope.allow_hosts=[\"B.example\"]").unwrap();
+        o.set_arg("template.inline=false").unwrap();
+        let c = Config::load(None, &o).unwrap();
+        assert_eq!(c.crawl.max_depth, 3);
+        assert_eq!(c.crawl.delay, Duration::from_secs(1));
+        assert_eq!(c.scope.allow_hosts, vec!["b.example".to_string()]);
+        assert!(!c.template.inline);
+        assert!(Overrides::default().set_arg("no-equals").is_err());
+    }
+
+    #[test]
+    fn overrides_of_unknown_keys_and_bad_values_name_the_flag() {
+        let mut o = Overrides::default();
+        o.set_arg("crawl.delya=1s").unwrap();
+        let e = Config::load(None, &o).unwrap_err().to_string();
+        assert!(
+            e.contains("--set crawl.delya") && e.contains("unknown"),
+            "{e}"
+        );
+        let mut o = Overrides::default();
+        o.set("crawl.concurrency", 0, "--concurrency");
+        let e = Config::load(None, &o).unwrap_err().to_string();
+        assert!(e.contains("--concurrency"), "{e}");
+        let mut o = Overrides::default();
+        o.set("crawl.delay", "soon", "--delay");
+        let e = Config::load(None, &o).unwrap_err().to_string();
+        assert!(e.contains("--delay") && e.contains("soon"), "{e}");
+    }
+
+    #[test]
+    fn detector_and_algorithm_flags_override_the_template_section() {
+        let load = |pairs: &[(&str, &str, &str)]| {
+            let mut o = Overrides::default();
+            for &(k, v, f) in pairs {
+                o.set(k, v, f);
+            }
+            Config::load(None, &o)
+        };
+        let c = load(&[("template.algorithm", "text-hash", "--algorithm")]).unwrap();
         assert_eq!(c.template.detector, Detector::Text(Algorithm::TextHash));
-        c.apply(&Overrides {
-            detector: Some("shingles".into()),
-            ..Overrides::default()
-        })
+        let c = load(&[
+            ("template.algorithm", "text-hash", "--algorithm"),
+            ("template.detector", "shingles", "--detector"),
+        ])
         .unwrap();
         assert_eq!(c.template.detector, Detector::Shingles);
-        let e = c
-            .apply(&Overrides {
-                detector: Some("magic".into()),
-                ..Overrides::default()
-            })
-            .unwrap_err();
+        let e = load(&[("template.detector", "magic", "--detector")]).unwrap_err();
         assert!(e.to_string().contains("--detector"), "{e}");
-        let e = c
-            .apply(&Overrides {
-                algorithm: Some("text-best".into()),
-                ..Overrides::default()
-            })
-            .unwrap_err();
+        let e = load(&[("template.algorithm", "text-best", "--algorithm")]).unwrap_err();
         assert!(e.to_string().contains("--algorithm"), "{e}");
     }
 

@@ -55,18 +55,42 @@ pub enum CrawlCmdError {
     Runtime(std::io::Error),
 }
 
-pub fn overrides(args: &CrawlArgs) -> Overrides {
-    Overrides {
-        data_dir: args.data.clone(),
-        out_dir: args.out.clone(),
-        max_pages: args.max_pages,
-        max_depth: args.max_depth,
-        concurrency: args.concurrency,
-        delay: args.delay,
-        user_agent: args.user_agent.clone(),
-        detector: args.detector.clone(),
-        algorithm: args.algorithm.clone(),
+/// The crawl flags as config overrides (one path for every flag, `--set` included).
+pub fn overrides(args: &CrawlArgs) -> Result<Overrides, ConfigError> {
+    let path =
+        |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let mut o = Overrides::default();
+    o.set_some("crawl.data_dir", path(&args.data), "--data")
+        .set_some("crawl.out_dir", path(&args.out), "--out")
+        .set_some(
+            "crawl.max_pages",
+            args.max_pages.map(to_toml_int),
+            "--max-pages",
+        )
+        .set_some("crawl.max_depth", args.max_depth, "--max-depth")
+        .set_some(
+            "crawl.concurrency",
+            args.concurrency.map(|c| to_toml_int(c as u64)),
+            "--concurrency",
+        )
+        .set_some(
+            "crawl.delay",
+            args.delay
+                .map(|d| humantime::format_duration(d).to_string()),
+            "--delay",
+        )
+        .set_some("fetch.user_agent", args.user_agent.clone(), "--user-agent")
+        .set_some("template.detector", args.detector.clone(), "--detector")
+        .set_some("template.algorithm", args.algorithm.clone(), "--algorithm");
+    for arg in &args.set {
+        o.set_arg(arg)?;
     }
+    Ok(o)
+}
+
+/// A count as a TOML integer (TOML integers are i64; larger counts saturate).
+fn to_toml_int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 /// Run the crawl `args` asks for until it ends or `shutdown` is cancelled (the binary cancels
@@ -77,7 +101,7 @@ pub fn run(
     shutdown: CancellationToken,
     progress: Arc<Progress>,
 ) -> Result<CrawlSummary, CrawlCmdError> {
-    let config = Config::load(args.config.as_deref(), &overrides(args))?;
+    let config = Config::load(args.config.as_deref(), &overrides(args)?)?;
     let seeds = read_seeds(&args.seeds)?;
     std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
         path: config.crawl.data_dir.clone(),
@@ -471,6 +495,7 @@ mod tests {
             user_agent: None,
             detector: None,
             algorithm: None,
+            set: Vec::new(),
             quiet: false,
         };
         let text = render_summary(&summary, &Config::default(), &args);

@@ -75,6 +75,45 @@ fn a_run_with_only_bad_seeds_fails_clearly() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no valid seed URLs"));
 }
 
+#[test]
+fn set_overrides_any_config_key_and_rejects_unknown_ones() {
+    let server = TestServer::background(1, 1);
+    let o = server.origin(0);
+    let links: String = (0..5).map(|i| format!("<a href=/p{i}>p{i}</a>")).collect();
+    o.mount("/", crate::support::Endpoint::html(links));
+    for i in 0..5 {
+        o.mount(
+            &format!("/p{i}"),
+            crate::support::Endpoint::html(format!("<p>page {i}</p>")),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(dir.path(), &[o.url("/")]);
+    let config = write_config(dir.path(), "[crawl]\ndelay = \"0ms\"\n");
+    // A key no flag has: the per-host limit stops the crawl after 3 pages.
+    let out = crawl_cmd(dir.path(), &seeds, &config)
+        .args(["--set", "crawl.max_pages_per_host=3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let pages: usize = (0..5).map(|i| o.hits(&format!("/p{i}"))).sum::<usize>() + o.hits("/");
+    assert_eq!(pages, 3, "{stderr}");
+    // An unknown key fails before anything is fetched, naming the flag.
+    let before = o.total_hits();
+    let out = crawl_cmd(dir.path(), &seeds, &config)
+        .args(["--set", "crawl.max_pages_per_hots=3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--set crawl.max_pages_per_hots") && stderr.contains("unknown"),
+        "{stderr}"
+    );
+    assert_eq!(o.total_hits(), before);
+}
+
 /// Start a crawl of a 60-page site with 20 ms latency per page; returns the child.
 fn start(dir: &std::path::Path, server: &TestServer, site: &NewsSite) -> std::process::Child {
     let o = server.origin(0);
