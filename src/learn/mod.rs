@@ -227,6 +227,13 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
         drop(pending);
         drop(states);
         finish_all(&learner, store, stats, &mut summary);
+    } else {
+        // Interrupted: keep what the steps since each site's last save learned.
+        for (site, state) in &mut states {
+            if let Err(e) = learner.save(site, state) {
+                tracing::error!(%site, "cannot save the clustering state: {e}");
+            }
+        }
     }
     summary
 }

@@ -169,12 +169,41 @@ impl Output {
                 changed = true;
             }
         }
+        // Steps append their rows (in cleaning order), so the file is compared as a set of
+        // rows; a torn last line (a kill -9 mid-append) reads as a mismatch.
         let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap_or_default();
-        if index != index_tsv(&rows) {
+        if read_index_tsv(&index).as_ref() != Some(&rows) {
             self.write_index(site, &rows)?;
             changed = true;
         }
         Ok(changed)
+    }
+
+    /// Add `rows` (pages cleaned for the first time) at the end of `OUT/<site>/index.tsv`, in
+    /// one write: a step costs its own rows, not the site's. Without an index file yet, it is
+    /// written whole from `all` (every row, `rows` included).
+    pub fn append_index(
+        &self,
+        site: &str,
+        rows: &[(u64, &str)],
+        all: &BTreeMap<u64, String>,
+    ) -> Result<(), OutputError> {
+        use std::io::Write;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let path = self.site_dir(site).join("index.tsv");
+        let mut file = match std::fs::OpenOptions::new().append(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return self.write_index(site, all)
+            }
+            Err(source) => return Err(OutputError::Write { path, source }),
+        };
+        let mut tsv = String::new();
+        index_lines(&mut tsv, rows.iter().copied());
+        file.write_all(tsv.as_bytes())
+            .map_err(|source| OutputError::Write { path, source })
     }
 
     /// Write `OUT/<site>/index.tsv` from `rows` (page id → URL).
@@ -190,11 +219,71 @@ impl Output {
     }
 }
 
+/// index.tsv's header line.
+const INDEX_HEADER: &str = "page_id\turl\n";
+
 /// index.tsv's text for `rows` (page id → URL).
 fn index_tsv(rows: &BTreeMap<u64, String>) -> String {
-    let mut tsv = String::from("page_id\turl\n");
-    for (&id, url) in rows {
-        tsv.push_str(&format!("{}\t{url}\n", page_stem(id)));
-    }
+    let mut tsv = String::from(INDEX_HEADER);
+    index_lines(&mut tsv, rows.iter().map(|(&id, url)| (id, url.as_str())));
     tsv
+}
+
+fn index_lines<'a>(tsv: &mut String, rows: impl Iterator<Item = (u64, &'a str)>) {
+    for (id, url) in rows {
+        tsv.push_str(&page_stem(id));
+        tsv.push('\t');
+        tsv.push_str(url);
+        tsv.push('\n');
+    }
+}
+
+/// The rows of an index.tsv's text, in any order; `None` when it is not a whole index (no
+/// header, a torn or malformed line, a page listed twice).
+fn read_index_tsv(text: &str) -> Option<BTreeMap<u64, String>> {
+    let body = text.strip_prefix(INDEX_HEADER)?;
+    if !body.is_empty() && !body.ends_with('\n') {
+        return None;
+    }
+    let mut rows = BTreeMap::new();
+    for line in body.lines() {
+        let (stem, url) = line.split_once('\t')?;
+        if stem.len() != 16 {
+            return None;
+        }
+        let id = u64::from_str_radix(stem, 16).ok()?;
+        if rows.insert(id, url.to_string()).is_some() {
+            return None;
+        }
+    }
+    Some(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_reads_back_in_any_order_and_a_torn_one_does_not() {
+        let rows: BTreeMap<u64, String> =
+            [(1, "http://a/1".to_string()), (2, "http://a/2".to_string())].into();
+        assert_eq!(read_index_tsv(&index_tsv(&rows)), Some(rows.clone()));
+        let swapped = format!(
+            "{INDEX_HEADER}{}\thttp://a/2\n{}\thttp://a/1\n",
+            page_stem(2),
+            page_stem(1)
+        );
+        assert_eq!(read_index_tsv(&swapped), Some(rows.clone()));
+        let whole = index_tsv(&rows);
+        assert_eq!(read_index_tsv(&whole[..whole.len() - 3]), None, "torn");
+        assert_eq!(
+            read_index_tsv(&whole[INDEX_HEADER.len()..]),
+            None,
+            "no header"
+        );
+        assert_eq!(
+            read_index_tsv(&format!("{whole}{}\tx\n", page_stem(1))),
+            None
+        );
+    }
 }

@@ -7,8 +7,10 @@
 use std::collections::btree_map::Entry as RowEntry;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
 
 use super::output::{Output, OutputError};
+use crate::crawl::url::without_credentials;
 use crate::detect::{self, Detector};
 use crate::dom::Dom;
 use crate::store::{now_ms, ClusterSummary, SiteClusters, Store, StoreError};
@@ -30,10 +32,24 @@ pub enum LearnError {
     State { site: String, message: String },
 }
 
+/// A site's clustering state is saved to the store when it holds this many percent more pages
+/// than at its last save: the bytes written over a site's crawl stay linear in its size (saving
+/// at every step wrote a 100,000-page host's whole state, 63 MB, every 50 pages).
+pub const SAVE_GROWTH_PERCENT: u64 = 25;
+
+/// ... or when this long has passed since its last save with steps since, so that a slow
+/// crawl's saved state is never far behind. What a kill -9 loses between saves is only work:
+/// the next run finds those pages unclustered and adds them again.
+pub const SAVE_INTERVAL: Duration = Duration::from_secs(60);
+
 /// What the learner keeps in memory per site between steps.
 #[derive(Default)]
 pub struct SiteState {
     clusters: Option<HostClusters>,
+    /// The first step since the clustering state was last saved; `None`: nothing to save.
+    unsaved_since: Option<Instant>,
+    /// Pages the state held at its last save.
+    saved_pages: u64,
     models: HashMap<ClusterId, ClusterModel>,
     /// `index.tsv`'s rows (page id → URL), so that a step adds its pages instead of rescanning
     /// every page of the site (that scan was over half of a step's time on a 10k-page host).
@@ -143,6 +159,33 @@ impl SiteLearner<'_> {
         self.store.put_cleaned_many(&records)?;
         let written = records.len() as u64;
         drop(records);
+        let clusters = hc.clusters().count() as u64;
+        let pages = hc.len() as u64;
+        state.clusters = Some(hc);
+        let since = *state.unsaved_since.get_or_insert_with(Instant::now);
+        if 100 * pages >= (100 + SAVE_GROWTH_PERCENT) * state.saved_pages
+            || since.elapsed() >= SAVE_INTERVAL
+        {
+            self.save(site, state)?;
+        }
+        self.update_index(site, state, &cleaned)?;
+        Ok(Step {
+            cleaned_now,
+            written,
+            cleaned: pages,
+            clusters,
+        })
+    }
+
+    /// Save the site's clustering state and its summary (what `status` and `inspect` read),
+    /// if a step changed them since the last save.
+    pub fn save(&self, site: &str, state: &mut SiteState) -> Result<(), LearnError> {
+        let Some(hc) = &state.clusters else {
+            return Ok(());
+        };
+        if state.unsaved_since.is_none() {
+            return Ok(());
+        }
         self.store.put_clusters_raw(site, &hc.to_bytes())?;
         let summary = SiteClusters {
             detector: self.detector.to_string(),
@@ -158,15 +201,9 @@ impl SiteLearner<'_> {
             updated_at_ms: now_ms(),
         };
         self.store.put_site_clusters(site, &summary)?;
-        self.update_index(site, state, &cleaned)?;
-        let step = Step {
-            cleaned_now,
-            written,
-            cleaned: hc.len() as u64,
-            clusters: summary.clusters.len() as u64,
-        };
-        state.clusters = Some(hc);
-        Ok(step)
+        state.saved_pages = hc.len() as u64;
+        state.unsaved_since = None;
+        Ok(())
     }
 
     /// The TEXT end-of-crawl pass: the site's incremental clustering is reclustered from scratch
@@ -247,6 +284,8 @@ impl SiteLearner<'_> {
             });
         }
         self.store.put_clusters_raw(site, &hc.to_bytes())?;
+        state.saved_pages = hc.len() as u64;
+        state.unsaved_since = None;
         state.clusters = Some(hc);
         state.models.clear();
         Ok((ids.len() as u64, clusters, written))
@@ -295,28 +334,32 @@ impl SiteLearner<'_> {
         Ok((ids.len() as u64, clusters, records.len() as u64))
     }
 
-    /// Add the pages just cleaned to the site's `index.tsv` rows (read from the store the first
-    /// time) and rewrite the file.
+    /// Add the pages just cleaned to the site's `index.tsv`: appended to the file, once the
+    /// site's rows are known (read from the store at the site's first step of a run, when the
+    /// file is written whole).
     fn update_index(
         &self,
         site: &str,
         state: &mut SiteState,
         cleaned: &[u64],
     ) -> Result<(), LearnError> {
-        let rows = match &mut state.index {
-            Some(rows) => {
-                for &id in cleaned {
-                    if let RowEntry::Vacant(e) = rows.entry(id) {
-                        if let Some(meta) = self.store.page(id)? {
-                            e.insert(meta.url);
-                        }
-                    }
-                }
-                rows
-            }
-            None => state.index.insert(self.out.index_rows(self.store, site)?),
+        let Some(rows) = &mut state.index else {
+            let rows = self.out.index_rows(self.store, site)?;
+            self.out.write_index(site, &rows)?;
+            state.index = Some(rows);
+            return Ok(());
         };
-        self.out.write_index(site, rows)?;
+        let mut added = Vec::new();
+        for &id in cleaned {
+            if let RowEntry::Vacant(e) = rows.entry(id) {
+                if let Some(meta) = self.store.page(id)? {
+                    e.insert(without_credentials(&meta.url).into_owned());
+                    added.push(id);
+                }
+            }
+        }
+        let added: Vec<(u64, &str)> = added.iter().map(|id| (*id, rows[id].as_str())).collect();
+        self.out.append_index(site, &added, rows)?;
         Ok(())
     }
 
@@ -467,5 +510,68 @@ mod tests {
         pages.insert(id, url);
         learner.step(SITE, &mut state, &[id]).unwrap();
         assert_eq!(index(), expected_index(&pages), "after a step following it");
+    }
+
+    #[test]
+    fn a_step_appends_its_rows_to_the_index_instead_of_rewriting_it() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
+        let out = Output::new(&dir.path().join("out"));
+        let learner = SiteLearner {
+            store: &store,
+            out: &out,
+            detector: Detector::default(),
+        };
+        let mut state = SiteState::default();
+        let path = out.site_dir(SITE).join("index.tsv");
+        let ids: Vec<u64> = (0..8).map(|n| store_page(&store, n).0).collect();
+        learner.step(SITE, &mut state, &ids).unwrap();
+        let (first, inode) = (
+            std::fs::read_to_string(&path).unwrap(),
+            std::fs::metadata(&path).unwrap().ino(),
+        );
+        let (id, url) = store_page(&store, 8);
+        learner.step(SITE, &mut state, &[id]).unwrap();
+        let second = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode, "rewritten");
+        assert_eq!(second, format!("{first}{id:016x}\t{url}\n"));
+    }
+
+    #[test]
+    fn the_clustering_state_is_saved_as_it_grows_not_at_every_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
+        let out = Output::new(&dir.path().join("out"));
+        let learner = SiteLearner {
+            store: &store,
+            out: &out,
+            detector: Detector::default(),
+        };
+        let saved = || {
+            let bytes = store.clusters_raw(SITE).unwrap().unwrap_or_default();
+            HostClusters::from_bytes(&bytes).map_or(0, |hc| hc.len())
+        };
+        let mut state = SiteState::default();
+        let ids: Vec<u64> = (0..8).map(|n| store_page(&store, n).0).collect();
+        learner.step(SITE, &mut state, &ids).unwrap();
+        assert_eq!(saved(), 8, "the first step saves");
+        let id = store_page(&store, 8).0;
+        learner.step(SITE, &mut state, &[id]).unwrap();
+        assert_eq!(saved(), 8, "9 pages are not 25 % more than 8");
+        let id = store_page(&store, 9).0;
+        learner.step(SITE, &mut state, &[id]).unwrap();
+        assert_eq!(saved(), 10, "10 pages are");
+        let id = store_page(&store, 10).0;
+        learner.step(SITE, &mut state, &[id]).unwrap();
+        assert_eq!(saved(), 10);
+        // What an interrupted run saves on its way out; and a fresh learner (a resumed run)
+        // finds only the pages of the last save clustered.
+        let mut resumed = SiteState::default();
+        assert_eq!(learner.unclustered(SITE, &mut resumed).unwrap(), vec![id]);
+        learner.save(SITE, &mut state).unwrap();
+        assert_eq!(saved(), 11);
+        let mut resumed = SiteState::default();
+        assert!(learner.unclustered(SITE, &mut resumed).unwrap().is_empty());
     }
 }
