@@ -468,6 +468,14 @@ mod tests {
     }
 
     /// What index.tsv must hold for these pages: every one, sorted by page id.
+    fn text_learner<'a>(store: &'a Store, out: &'a Output) -> SiteLearner<'a> {
+        SiteLearner {
+            store,
+            out,
+            detector: Detector::default(),
+        }
+    }
+
     fn expected_index(pages: &BTreeMap<u64, String>) -> String {
         let mut tsv = String::from("page_id\turl\n");
         for (id, url) in pages {
@@ -481,11 +489,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
         let out = Output::new(&dir.path().join("out"));
-        let learner = SiteLearner {
-            store: &store,
-            out: &out,
-            detector: Detector::default(),
-        };
+        let learner = text_learner(&store, &out);
         let mut state = SiteState::default();
         let mut pages = BTreeMap::new();
         let index = || std::fs::read_to_string(out.site_dir(SITE).join("index.tsv")).unwrap();
@@ -518,11 +522,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
         let out = Output::new(&dir.path().join("out"));
-        let learner = SiteLearner {
-            store: &store,
-            out: &out,
-            detector: Detector::default(),
-        };
+        let learner = text_learner(&store, &out);
         let mut state = SiteState::default();
         let path = out.site_dir(SITE).join("index.tsv");
         let ids: Vec<u64> = (0..8).map(|n| store_page(&store, n).0).collect();
@@ -543,11 +543,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
         let out = Output::new(&dir.path().join("out"));
-        let learner = SiteLearner {
-            store: &store,
-            out: &out,
-            detector: Detector::default(),
-        };
+        let learner = text_learner(&store, &out);
         let saved = || {
             let bytes = store.clusters_raw(SITE).unwrap().unwrap_or_default();
             HostClusters::from_bytes(&bytes).map_or(0, |hc| hc.len())
