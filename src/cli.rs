@@ -1,4 +1,6 @@
 //! Command-line flags (clap derive): raw values only; `config::Config` and each command validate.
+//! The choices of `--detector` and `--algorithm` come from `detect` and `template`, so `--help`
+//! lists them and clap rejects a misspelling before anything runs.
 
 use std::path::PathBuf;
 
@@ -15,6 +17,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value per process, parsed once: boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Crawl from a seed list; resumes from the data directory when run again.
@@ -29,13 +33,29 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Compare every detector on a dataset with gold text.
     Eval(EvalArgs),
+    /// Print a shell completion script: `thresher completions bash > /etc/bash_completion.d/thresher`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `thresher man > thresher.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args, PartialEq)]
 pub struct CrawlArgs {
-    /// Seed URLs, one per line (`#` comments and blank lines allowed).
-    #[arg(long, default_value = "seeds.txt")]
-    pub seeds: PathBuf,
+    /// Seed URLs (besides `--seeds`). A URL ending in `.xml` or `.xml.gz`, or whose last path
+    /// segment names a sitemap, is read as a sitemap.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file of seed URLs, one per line (`#` comments and blank lines allowed) [default:
+    /// seeds.txt when no URL is given].
+    #[arg(long)]
+    pub seeds: Option<PathBuf>,
     /// A TOML file read over config/default.toml.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -60,21 +80,62 @@ pub struct CrawlArgs {
     /// User-Agent header.
     #[arg(long)]
     pub user_agent: Option<String>,
+    /// Only URLs matching this regex (repeatable; any one must match) [config: scope.include].
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<String>,
+    /// Drop URLs matching this regex, besides the default exclusions (repeatable)
+    /// [config: scope.exclude].
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<String>,
+    /// A host in scope besides the seeds' (repeatable) [config: scope.allow_hosts].
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
+    /// An extra request header, `Name: value` (repeatable) [config: fetch.headers].
+    #[arg(long, value_name = "NAME: VALUE")]
+    pub header: Vec<String>,
+    /// A Cookie header for every request, e.g. `session=abc; lang=en`.
+    #[arg(long)]
+    pub cookie: Option<String>,
+    /// A proxy for every request; without it the HTTP_PROXY / HTTPS_PROXY / ALL_PROXY /
+    /// NO_PROXY variables apply [config: fetch.proxy].
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
     /// Template detector for cleaning: text (TEXT-* clustering + content extraction) or a
-    /// baseline: node-hash, shingles, table-chunks [config: template.detector].
-    #[arg(long)]
+    /// baseline [config: template.detector].
+    #[arg(long, value_parser = detector_names())]
     pub detector: Option<String>,
-    /// TEXT clustering algorithm: text-max, text-max-dice, text-hash, text-mdl
-    /// [config: template.algorithm].
-    #[arg(long)]
+    /// TEXT clustering algorithm [config: template.algorithm].
+    #[arg(long, value_parser = algorithm_names())]
     pub algorithm: Option<String>,
     /// Set any config key, over the config file and the other flags: `--set crawl.delay=2s`,
     /// `--set scope.allow_hosts='["b.example"]'`; may be repeated.
     #[arg(long, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// No progress bars or log lines, only errors and the summary.
-    #[arg(long, short)]
+    #[arg(long, short, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// More log lines: `-v` debug, `-vv` trace (THRESHER_LOG, when set, decides instead).
+    #[arg(long, short, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// `--detector`'s choices, for `--help` and for clap's check.
+fn detector_names() -> clap::builder::PossibleValuesParser {
+    let mut names = vec!["text"];
+    names.extend(crate::detect::Detector::BASELINES.iter().map(|d| d.name()));
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+/// `eval --detector`'s choices: `all`, a detector, or one TEXT algorithm.
+fn eval_detector_names() -> clap::builder::PossibleValuesParser {
+    let mut names = vec!["all", "text"];
+    names.extend(crate::detect::Detector::all().iter().map(|d| d.name()));
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+/// `--algorithm`'s choices.
+fn algorithm_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(crate::template::Algorithm::ALL.map(|a| a.name()))
 }
 
 #[derive(Debug, Args)]
@@ -95,10 +156,10 @@ pub struct CleanArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// text (TEXT-* clustering + content extraction) or a baseline: node-hash, shingles, table-chunks.
-    #[arg(long, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = detector_names())]
     pub detector: String,
     /// TEXT clustering algorithm: text-max, text-max-dice, text-hash, text-mdl.
-    #[arg(long, default_value = "text-max")]
+    #[arg(long, default_value = "text-max", value_parser = algorithm_names())]
     pub algorithm: String,
     /// No progress bar.
     #[arg(long, short)]
@@ -145,7 +206,7 @@ pub struct EvalArgs {
     #[arg(required = true)]
     pub dataset: Vec<PathBuf>,
     /// Detector to run, or `all` (every detector and every TEXT algorithm).
-    #[arg(long, default_value = "all")]
+    #[arg(long, default_value = "all", value_parser = eval_detector_names())]
     pub detector: String,
     /// Also write each detector's outputs under this directory (OUT/<detector>/<site>/<page>.txt;
     /// with several datasets OUT/<dataset>/<detector>/<site>/<page>.txt).
@@ -165,7 +226,9 @@ impl CrawlArgs {
             words.push(value);
         };
         let path = |p: &PathBuf| p.to_string_lossy().into_owned();
-        flag("seeds", path(&self.seeds));
+        if let Some(v) = &self.seeds {
+            flag("seeds", path(v));
+        }
         if let Some(v) = &self.config {
             flag("config", path(v));
         }
@@ -196,12 +259,31 @@ impl CrawlArgs {
         if let Some(v) = &self.algorithm {
             flag("algorithm", v.clone());
         }
-        for v in &self.set {
-            flag("set", v.clone());
+        let lists = [
+            ("include", &self.include),
+            ("exclude", &self.exclude),
+            ("allow-host", &self.allow_host),
+            ("header", &self.header),
+            ("set", &self.set),
+        ];
+        for (name, values) in lists {
+            for v in values {
+                flag(name, v.clone());
+            }
+        }
+        if let Some(v) = &self.cookie {
+            flag("cookie", v.clone());
+        }
+        if let Some(v) = &self.proxy {
+            flag("proxy", v.clone());
         }
         if self.quiet {
             words.push("--quiet".into());
         }
+        if self.verbose > 0 {
+            words.push(format!("-{}", "v".repeat(usize::from(self.verbose))));
+        }
+        words.extend(self.urls.iter().cloned());
         shell_words::join(words)
     }
 }
@@ -245,7 +327,23 @@ mod tests {
             "text",
             "--algorithm",
             "text-max",
+            "--include",
+            "/news/",
+            "--exclude",
+            "\\?print=",
+            "--allow-host",
+            "b.example",
+            "--header",
+            "X-Run: 7",
+            "--cookie",
+            "a=b; c=d",
+            "--proxy",
+            "http://127.0.0.1:3128",
+            "--set",
+            "crawl.max_pages_per_host=9",
             "-q",
+            "https://a.example/",
+            "https://a.example/sitemap.xml",
         ]);
         let line = given.command_line();
         let words = shell_words::split(&line).expect("a shell can read it back");
@@ -253,6 +351,11 @@ mod tests {
         assert_eq!(again, given, "{line}");
 
         let plain = crawl_args(&["thresher", "crawl"]);
-        assert_eq!(plain.command_line(), "thresher crawl --seeds seeds.txt");
+        assert_eq!(plain.command_line(), "thresher crawl");
+        let verbose = crawl_args(&["thresher", "crawl", "-vv", "https://a.example/"]);
+        assert_eq!(
+            verbose.command_line(),
+            "thresher crawl -vv https://a.example/"
+        );
     }
 }

@@ -82,6 +82,10 @@ pub struct FetchConfig {
     pub backoff_max: Duration,
     #[serde(with = "duration")]
     pub max_retry_after: Duration,
+    /// Extra request headers, `Name: value` each (checked by `validate`).
+    pub headers: Vec<String>,
+    /// A proxy URL for every request; empty: the environment's proxy variables.
+    pub proxy: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -146,6 +150,8 @@ pub struct StoreConfig {
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pairs: Vec<(String, toml::Value, String)>,
+    /// Values added to list keys, after `pairs`.
+    appends: Vec<(String, Vec<toml::Value>, String)>,
 }
 
 impl Overrides {
@@ -153,6 +159,19 @@ impl Overrides {
     pub fn set(&mut self, key: &str, value: impl Into<toml::Value>, flag: &str) -> &mut Self {
         self.pairs
             .push((key.to_string(), value.into(), flag.to_string()));
+        self
+    }
+
+    /// Add `values` to the list at `key` (what the files give, or the defaults): `--exclude`
+    /// adds to the default exclusions rather than replacing them.
+    pub fn extend(&mut self, key: &str, values: &[String], flag: &str) -> &mut Self {
+        if !values.is_empty() {
+            self.appends.push((
+                key.to_string(),
+                values.iter().cloned().map(toml::Value::String).collect(),
+                flag.to_string(),
+            ));
+        }
         self
     }
 
@@ -203,16 +222,30 @@ impl Overrides {
                 .ok_or_else(|| invalid(format!("unknown config key {key:?}")))?;
             known.insert(name.to_string(), value.clone());
         }
+        for (key, values, flag) in &self.appends {
+            let list = key
+                .split_once('.')
+                .and_then(|(section, name)| table.get_mut(section)?.as_table_mut()?.get_mut(name))
+                .and_then(toml::Value::as_array_mut)
+                .ok_or_else(|| ConfigError::Invalid {
+                    key: flag.clone(),
+                    message: format!("{key:?} is not a list key"),
+                })?;
+            list.extend(values.iter().cloned());
+        }
         Ok(())
     }
 
     /// The flag that set `key`, if one did (the last one wins, as in `apply`).
     fn flag_of(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _, _)| k == key)
-            .map(|(_, _, f)| f.as_str())
+        let appended = self.appends.iter().rev().find(|(k, _, _)| k == key);
+        appended.map(|(_, _, f)| f.as_str()).or_else(|| {
+            self.pairs
+                .iter()
+                .rev()
+                .find(|(k, _, _)| k == key)
+                .map(|(_, _, f)| f.as_str())
+        })
     }
 }
 
@@ -320,6 +353,27 @@ impl Config {
             return Err(invalid(
                 "fetch.robots_token",
                 "must be letters, '-' or '_' (RFC 9309 product token)".into(),
+            ));
+        }
+        for h in &self.fetch.headers {
+            let ok = h.split_once(':').is_some_and(|(name, value)| {
+                !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+                    && !value.contains(['\r', '\n'])
+            });
+            if !ok {
+                return Err(invalid(
+                    "fetch.headers",
+                    format!("{h:?} is not a header (\"Name: value\")"),
+                ));
+            }
+        }
+        if !self.fetch.proxy.is_empty() && url::Url::parse(&self.fetch.proxy).is_err() {
+            return Err(invalid(
+                "fetch.proxy",
+                format!("{:?} is not a URL", self.fetch.proxy),
             ));
         }
         let share = self.template.learn_cpu_share;
@@ -461,6 +515,26 @@ mod tests {
         o.set("crawl.delay", "soon", "--delay");
         let e = Config::load(None, &o).unwrap_err().to_string();
         assert!(e.contains("--delay") && e.contains("soon"), "{e}");
+    }
+
+    #[test]
+    fn list_flags_add_to_the_lists_and_bad_headers_are_errors() {
+        let defaults = Config::default().scope.exclude.len();
+        let mut o = Overrides::default();
+        o.extend("scope.exclude", &["/private/".into()], "--exclude")
+            .extend("fetch.headers", &["X-Team: corpus".into()], "--header");
+        let c = Config::load(None, &o).unwrap();
+        assert_eq!(c.scope.exclude.len(), defaults + 1);
+        assert!(c.scope.exclude[defaults].is_match("http://a/private/x"));
+        assert_eq!(c.fetch.headers, vec!["X-Team: corpus".to_string()]);
+        let mut o = Overrides::default();
+        o.extend("fetch.headers", &["no colon".into()], "--header");
+        let e = Config::load(None, &o).unwrap_err().to_string();
+        assert!(e.contains("--header") && e.contains("no colon"), "{e}");
+        let mut o = Overrides::default();
+        o.extend("scope.include", &["(".into()], "--include");
+        let e = Config::load(None, &o).unwrap_err().to_string();
+        assert!(e.contains("--include"), "{e}");
     }
 
     #[test]

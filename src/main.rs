@@ -33,7 +33,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Crawl(args) => {
             let progress = Progress::new(Mode::detect(args.quiet));
-            init_logging(&progress, args.quiet);
+            init_logging(&progress, args.quiet, args.verbose);
             let shutdown = CancellationToken::new();
             stop_on_signals(shutdown.clone());
             cmd::crawl::run(&args, shutdown, progress).context("crawl failed")?;
@@ -49,6 +49,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => {
             cmd::inspect::run(&args).context("inspect failed")?;
         }
+        Command::Completions(args) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut cmd, "thresher", &mut std::io::stdout());
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut page)
+                .context("cannot render the man page")?;
+            // `thresher man | head`: a closed pipe is the reader's choice.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), &page);
+        }
         Command::Eval(args) => {
             cmd::tune_allocator_for_batch();
             cmd::eval::run(&args).context("eval failed")?
@@ -59,8 +72,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Log lines (`THRESHER_LOG`, default `thresher=info,warn`; errors only with `--quiet`) print
 /// through the progress display so they do not tear its bars; colour only on a terminal.
-fn init_logging(progress: &Arc<Progress>, quiet: bool) {
-    let default = if quiet { "error" } else { "thresher=info,warn" };
+fn init_logging(progress: &Arc<Progress>, quiet: bool, verbose: u8) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "thresher=info,warn",
+        (false, 1) => "thresher=debug,info",
+        (false, _) => "thresher=trace,debug",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("THRESHER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

@@ -29,7 +29,9 @@ pub enum CrawlCmdError {
         source: std::io::Error,
     },
     #[error("no valid seed URLs in {0} and nothing queued in the data directory")]
-    NoSeeds(PathBuf),
+    NoSeeds(String),
+    #[error("seed URL {url:?}: {reason}")]
+    SeedArg { url: String, reason: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -81,7 +83,15 @@ pub fn overrides(args: &CrawlArgs) -> Result<Overrides, ConfigError> {
         )
         .set_some("fetch.user_agent", args.user_agent.clone(), "--user-agent")
         .set_some("template.detector", args.detector.clone(), "--detector")
-        .set_some("template.algorithm", args.algorithm.clone(), "--algorithm");
+        .set_some("template.algorithm", args.algorithm.clone(), "--algorithm")
+        .set_some("fetch.proxy", args.proxy.clone(), "--proxy")
+        .extend("scope.include", &args.include, "--include")
+        .extend("scope.exclude", &args.exclude, "--exclude")
+        .extend("scope.allow_hosts", &args.allow_host, "--allow-host")
+        .extend("fetch.headers", &args.header, "--header");
+    if let Some(cookie) = &args.cookie {
+        o.extend("fetch.headers", &[format!("Cookie: {cookie}")], "--cookie");
+    }
     for arg in &args.set {
         o.set_arg(arg)?;
     }
@@ -102,7 +112,7 @@ pub fn run(
     progress: Arc<Progress>,
 ) -> Result<CrawlSummary, CrawlCmdError> {
     let config = Config::load(args.config.as_deref(), &overrides(args)?)?;
-    let seeds = read_seeds(&args.seeds)?;
+    let seeds = seeds_of(args)?;
     std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
         path: config.crawl.data_dir.clone(),
         source,
@@ -115,7 +125,13 @@ pub fn run(
         config.store.cache_bytes,
     )?);
     if seeds.is_empty() && store.queue_lengths()?.is_empty() {
-        return Err(CrawlCmdError::NoSeeds(args.seeds.clone()));
+        let from = match (&args.seeds, args.urls.is_empty()) {
+            (Some(file), false) => format!("the command line or {}", file.display()),
+            (Some(file), true) => file.display().to_string(),
+            (None, false) => "the command line".to_string(),
+            (None, true) => DEFAULT_SEEDS.to_string(),
+        };
+        return Err(CrawlCmdError::NoSeeds(from));
     }
     let info = start_run(&store, &config, &progress)?;
 
@@ -211,6 +227,34 @@ async fn crawl_and_learn(
 
 /// The seed URLs of `path`; lines that are not one are reported (even with `--quiet`: the
 /// user's input was skipped) and left out.
+/// The seeds file read when no seed is given on the command line.
+pub const DEFAULT_SEEDS: &str = "seeds.txt";
+
+/// The seeds of a run: the URLs given as arguments (a bad one is an error), then those of the
+/// `--seeds` file (a bad line is reported and skipped), which defaults to `seeds.txt` when no
+/// URL is given. Repeats are queued once.
+fn seeds_of(args: &CrawlArgs) -> Result<Vec<url::Url>, CrawlCmdError> {
+    let mut seeds = Vec::new();
+    for u in &args.urls {
+        let url = seeds::parse_seed(u).map_err(|e| CrawlCmdError::SeedArg {
+            url: u.clone(),
+            reason: e.to_string(),
+        })?;
+        seeds.push(url);
+    }
+    let file = match &args.seeds {
+        Some(file) => Some(file.clone()),
+        None if args.urls.is_empty() => Some(std::path::PathBuf::from(DEFAULT_SEEDS)),
+        None => None,
+    };
+    if let Some(file) = file {
+        seeds.extend(read_seeds(&file)?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    seeds.retain(|u| seen.insert(u.as_str().to_string()));
+    Ok(seeds)
+}
+
 fn read_seeds(path: &std::path::Path) -> Result<Vec<url::Url>, CrawlCmdError> {
     let bytes = std::fs::read(path).map_err(|source| CrawlCmdError::Seeds {
         path: path.to_path_buf(),
@@ -484,7 +528,7 @@ mod tests {
             ..CrawlSummary::default()
         };
         let args = CrawlArgs {
-            seeds: "s.txt".into(),
+            seeds: Some("s.txt".into()),
             config: None,
             data: None,
             out: None,
@@ -496,7 +540,15 @@ mod tests {
             detector: None,
             algorithm: None,
             set: Vec::new(),
+            urls: Vec::new(),
+            include: Vec::new(),
+            exclude: Vec::new(),
+            allow_host: Vec::new(),
+            header: Vec::new(),
+            cookie: None,
+            proxy: None,
             quiet: false,
+            verbose: 0,
         };
         let text = render_summary(&summary, &Config::default(), &args);
         assert!(

@@ -129,18 +129,33 @@ pub struct Fetcher {
 impl Fetcher {
     pub fn new(cfg: &FetchConfig) -> Result<Fetcher, FetchError> {
         ensure_crypto_provider();
-        let client = reqwest::Client::builder()
+        let setup = |message: String| FetchError {
+            url: String::new(),
+            kind: FetchErrorKind::Request(message),
+        };
+        let mut headers = reqwest::header::HeaderMap::new();
+        for h in &cfg.headers {
+            let (name, value) = h.split_once(':').unwrap_or((h, ""));
+            let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|e| setup(format!("header {h:?}: {e}")))?;
+            let value = reqwest::header::HeaderValue::from_str(value.trim())
+                .map_err(|e| setup(format!("header {h:?}: {e}")))?;
+            headers.append(name, value);
+        }
+        let mut builder = reqwest::Client::builder()
             .user_agent(cfg.user_agent.clone())
+            .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.total_timeout)
             .pool_max_idle_per_host(4)
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| FetchError {
-                url: String::new(),
-                kind: FetchErrorKind::Request(e.to_string()),
-            })?;
+            .pool_idle_timeout(Duration::from_secs(30));
+        if !cfg.proxy.is_empty() {
+            let proxy = reqwest::Proxy::all(&cfg.proxy)
+                .map_err(|e| setup(format!("proxy {:?}: {e}", cfg.proxy)))?;
+            builder = builder.proxy(proxy);
+        }
+        let client = builder.build().map_err(|e| setup(e.to_string()))?;
         Ok(Fetcher {
             client,
             cfg: cfg.clone(),

@@ -209,7 +209,11 @@ pub async fn run(
     // applies them in bounded batches).
     let mut c = Commit::new();
     for s in seeds {
-        c.discover(urls::origin_key(s), QueueEntry::page(s.to_string(), 0));
+        let mut entry = QueueEntry::page(s.to_string(), 0);
+        if super::seeds::is_sitemap(s) {
+            entry.kind = EntryKind::Sitemap;
+        }
+        c.discover(urls::origin_key(s), entry);
     }
     store.commit(c)?;
 

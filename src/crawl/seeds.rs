@@ -125,7 +125,8 @@ fn strip_comment(line: &str) -> &str {
     }
 }
 
-fn parse_seed(line: &str) -> Result<Url, SeedErrorKind> {
+/// One seed URL (a line of the seeds file, or a command-line argument).
+pub fn parse_seed(line: &str) -> Result<Url, SeedErrorKind> {
     let with_scheme = match explicit_scheme(line) {
         Some(scheme) if !matches!(scheme.as_str(), "http" | "https") => {
             return Err(SeedErrorKind::UnsupportedScheme(scheme));
@@ -159,6 +160,15 @@ fn explicit_scheme(line: &str) -> Option<String> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     let is_port = rest.starts_with(|c: char| c.is_ascii_digit()) && !rest.starts_with("//");
     (valid && !is_port).then(|| scheme.to_ascii_lowercase())
+}
+
+/// A seed that names a sitemap rather than a page: its path ends in `.xml` or `.xml.gz`, or its
+/// last segment contains "sitemap" (`/sitemap`, `/sitemap_index.xml`, `/news-sitemap.php`). Such
+/// a seed is read as a sitemap, and the pages it lists are queued.
+pub fn is_sitemap(url: &Url) -> bool {
+    let path = url.path().to_ascii_lowercase();
+    let last = path.rsplit('/').next().unwrap_or("");
+    path.ends_with(".xml") || path.ends_with(".xml.gz") || last.contains("sitemap")
 }
 
 #[cfg(test)]
@@ -265,5 +275,17 @@ mod tests {
             errors[0].to_string(),
             "line 7: \"ftp://x\" — unsupported scheme ftp (only http and https)"
         );
+    }
+
+    #[test]
+    fn sitemap_seeds_are_told_from_page_seeds() {
+        let sm = |u: &str| is_sitemap(&Url::parse(u).unwrap());
+        assert!(sm("https://a.example/sitemap.xml"));
+        assert!(sm("https://a.example/news/sitemap_index.XML"));
+        assert!(sm("https://a.example/sitemap"));
+        assert!(sm("https://a.example/s/pages.xml.gz"));
+        assert!(!sm("https://a.example/"));
+        assert!(!sm("https://a.example/sitemaps-are-fun/post.html"));
+        assert!(!sm("https://a.example/feed.rss"));
     }
 }

@@ -114,6 +114,125 @@ fn set_overrides_any_config_key_and_rejects_unknown_ones() {
     assert_eq!(o.total_hits(), before);
 }
 
+/// `thresher crawl` with the data and output under `dir`, quiet, delay 0, and `args`.
+fn crawl_with(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let config = write_config(dir, "[crawl]\ndelay = \"0ms\"\n");
+    Command::new(thresher_bin())
+        .current_dir(dir)
+        .arg("crawl")
+        .arg("--data")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--config")
+        .arg(config)
+        .arg("--quiet")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn urls_on_the_command_line_are_seeds_and_a_sitemap_url_is_read_as_one() {
+    let server = TestServer::background(1, 1);
+    let o = server.origin(0);
+    o.mount(
+        "/",
+        crate::support::Endpoint::html("<p>home</p>".to_string()),
+    );
+    // Pages linked from nowhere, listed only in the sitemap.
+    let mut urls = String::new();
+    for i in 0..3 {
+        o.mount(
+            &format!("/hidden{i}"),
+            crate::support::Endpoint::html(format!("<p>hidden {i}</p>")),
+        );
+        urls.push_str(&format!(
+            "<url><loc>{}</loc></url>",
+            o.url(&format!("/hidden{i}"))
+        ));
+    }
+    o.mount(
+        "/sitemap.xml",
+        crate::support::Endpoint::typed("application/xml", format!(
+            "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>"
+        )),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // No seeds.txt in the working directory: the URLs are the seeds.
+    let out = crawl_with(dir.path(), &[&o.url("/"), &o.url("/sitemap.xml")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(o.hits("/"), 1);
+    assert_eq!(o.hits("/sitemap.xml"), 1);
+    for i in 0..3 {
+        assert_eq!(o.hits(&format!("/hidden{i}")), 1, "{stderr}");
+    }
+    // A bad URL argument is an error before anything is fetched.
+    let before = o.total_hits();
+    let dir = tempfile::tempdir().unwrap();
+    let out = crawl_with(dir.path(), &["ftp://files.example/"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("ftp://files.example/"), "{stderr}");
+    assert_eq!(o.total_hits(), before);
+}
+
+#[test]
+fn exclude_adds_to_the_defaults_and_headers_and_cookies_are_sent() {
+    let server = TestServer::background(1, 1);
+    let o = server.origin(0);
+    o.mount(
+        "/",
+        crate::support::Endpoint::html(
+            "<a href=/keep>k</a><a href=/private/x>p</a><a href=/img.png>i</a>".to_string(),
+        ),
+    );
+    for p in ["/keep", "/private/x", "/img.png"] {
+        o.mount(p, crate::support::Endpoint::html(format!("<p>{p}</p>")));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = crawl_with(
+        dir.path(),
+        &[
+            &o.url("/"),
+            "--exclude",
+            "/private/",
+            "--header",
+            "X-Corpus: test-run",
+            "--cookie",
+            "session=abc",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(o.hits("/keep"), 1);
+    assert_eq!(o.hits("/private/x"), 0, "--exclude");
+    assert_eq!(o.hits("/img.png"), 0, "the default exclusions still apply");
+    let hit = &o.requests_to("/keep")[0];
+    assert_eq!(hit.headers.get("x-corpus").unwrap(), "test-run");
+    assert_eq!(hit.headers.get("cookie").unwrap(), "session=abc");
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_flags() {
+    let run = |args: &[&str]| Command::new(thresher_bin()).args(args).output().unwrap();
+    let bash = run(&["completions", "bash"]);
+    assert!(bash.status.success());
+    let text = String::from_utf8_lossy(&bash.stdout);
+    assert!(
+        text.contains("--allow-host") && text.contains("export"),
+        "{text}"
+    );
+    let man = run(&["man"]);
+    assert!(man.status.success());
+    let text = String::from_utf8_lossy(&man.stdout);
+    assert!(
+        text.starts_with(".ie") && text.contains(".SH NAME"),
+        "{text}"
+    );
+}
+
 /// Start a crawl of a 60-page site with 20 ms latency per page; returns the child.
 fn start(dir: &std::path::Path, server: &TestServer, site: &NewsSite) -> std::process::Child {
     let o = server.origin(0);
