@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use crate::support::{thresher_bin, write_config, write_seeds, NewsSite, SiteSpec, TestServer};
 
-fn crawl_cmd(dir: &std::path::Path, seeds: &std::path::Path, config: &std::path::Path) -> Command {
+/// `thresher crawl` run in `dir`, its data and output under it, quiet, with `config`.
+fn crawl_in(dir: &std::path::Path, config: &std::path::Path) -> Command {
     let mut c = Command::new(thresher_bin());
-    c.arg("crawl")
-        .arg("--seeds")
-        .arg(seeds)
+    c.current_dir(dir)
+        .arg("crawl")
         .arg("--data")
         .arg(dir.join("data"))
         .arg("--out")
@@ -17,6 +17,12 @@ fn crawl_cmd(dir: &std::path::Path, seeds: &std::path::Path, config: &std::path:
         .arg("--config")
         .arg(config)
         .arg("--quiet");
+    c
+}
+
+fn crawl_cmd(dir: &std::path::Path, seeds: &std::path::Path, config: &std::path::Path) -> Command {
+    let mut c = crawl_in(dir, config);
+    c.arg("--seeds").arg(seeds);
     c
 }
 
@@ -114,22 +120,10 @@ fn set_overrides_any_config_key_and_rejects_unknown_ones() {
     assert_eq!(o.total_hits(), before);
 }
 
-/// `thresher crawl` with the data and output under `dir`, quiet, delay 0, and `args`.
+/// `thresher crawl` in `dir` with delay 0 and `args` (no `--seeds`).
 fn crawl_with(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     let config = write_config(dir, "[crawl]\ndelay = \"0ms\"\n");
-    Command::new(thresher_bin())
-        .current_dir(dir)
-        .arg("crawl")
-        .arg("--data")
-        .arg(dir.join("data"))
-        .arg("--out")
-        .arg(dir.join("out"))
-        .arg("--config")
-        .arg(config)
-        .arg("--quiet")
-        .args(args)
-        .output()
-        .unwrap()
+    crawl_in(dir, &config).args(args).output().unwrap()
 }
 
 #[test]
