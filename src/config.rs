@@ -49,6 +49,10 @@ pub struct CrawlConfig {
     pub per_origin_concurrency: usize,
     pub delay: Duration,
     pub max_crawl_delay: Duration,
+    /// Where the crawl writes WARC files (`None`: it writes none).
+    pub warc_dir: Option<PathBuf>,
+    /// A WARC file is finished once it holds this many bytes.
+    pub warc_file_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -110,6 +114,7 @@ pub struct StoreConfig {
 pub struct Overrides {
     pub data_dir: Option<PathBuf>,
     pub out_dir: Option<PathBuf>,
+    pub warc_dir: Option<PathBuf>,
     pub max_pages: Option<u64>,
     pub max_depth: Option<u32>,
     pub concurrency: Option<usize>,
@@ -173,6 +178,9 @@ impl Config {
         }
         if let Some(v) = &o.out_dir {
             self.crawl.out_dir = v.clone();
+        }
+        if let Some(v) = &o.warc_dir {
+            self.crawl.warc_dir = Some(v.clone());
         }
         if let Some(v) = o.max_pages {
             self.crawl.max_pages = v;
@@ -275,6 +283,8 @@ struct RawCrawl {
     per_origin_concurrency: usize,
     delay: String,
     max_crawl_delay: String,
+    warc_dir: PathBuf,
+    warc_file_bytes: u64,
 }
 
 #[derive(Deserialize)]
@@ -370,6 +380,8 @@ impl RawConfig {
                 )?,
                 delay: duration("crawl.delay", &c.delay)?,
                 max_crawl_delay: duration("crawl.max_crawl_delay", &c.max_crawl_delay)?,
+                warc_dir: Some(c.warc_dir).filter(|d| !d.as_os_str().is_empty()),
+                warc_file_bytes: c.warc_file_bytes.max(1),
             },
             fetch: FetchConfig {
                 user_agent: f.user_agent,
@@ -456,6 +468,26 @@ mod tests {
         })
         .unwrap();
         assert_eq!(c.crawl.delay, Duration::ZERO);
+    }
+
+    #[test]
+    fn warc_output_is_off_by_default_and_set_by_file_or_flag() {
+        let c = Config::default();
+        assert_eq!(c.crawl.warc_dir, None);
+        assert_eq!(c.crawl.warc_file_bytes, 1_000_000_000);
+        let mut c = Config::from_toml_str(
+            "[crawl]\nwarc_dir = \"w\"\nwarc_file_bytes = 5000\n",
+            Path::new("f.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.crawl.warc_dir, Some(PathBuf::from("w")));
+        assert_eq!(c.crawl.warc_file_bytes, 5000);
+        c.apply(&Overrides {
+            warc_dir: Some(PathBuf::from("flag")),
+            ..Overrides::default()
+        })
+        .unwrap();
+        assert_eq!(c.crawl.warc_dir, Some(PathBuf::from("flag")));
     }
 
     #[test]

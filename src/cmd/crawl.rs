@@ -59,6 +59,7 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
     Overrides {
         data_dir: args.data.clone(),
         out_dir: args.out.clone(),
+        warc_dir: args.warc_out.clone(),
         max_pages: args.max_pages,
         max_depth: args.max_depth,
         concurrency: args.concurrency,
@@ -464,6 +465,7 @@ mod tests {
             config: None,
             data: None,
             out: None,
+            warc_out: None,
             max_pages: None,
             max_depth: None,
             concurrency: None,
