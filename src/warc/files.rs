@@ -151,8 +151,10 @@ impl FileSet {
         );
         self.serial += 1;
         let path = self.dir.join(format!("{name}.open"));
+        // Append mode: after a failed write is cut back (`append`), the next write goes to the
+        // new end, not past the cut.
         let mut file = OpenOptions::new()
-            .write(true)
+            .append(true)
             .create_new(true)
             .open(&path)
             .map_err(at(&path))?;
