@@ -6,7 +6,7 @@
 //! check and reference figure). See docs/benchmarks.md.
 //!
 //! cargo bench --bench crawl -- [--origins 50 --pages 200 --page-kb 50 --delay 0ms
-//!     --concurrency 64 --inline-clean on|off --politeness --standin]
+//!     --concurrency 64 --inline-clean on|off --warc --politeness --standin]
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -49,6 +49,9 @@ struct Args {
     /// Write `[template] inline = true|false` into the config file (omitted: config default).
     #[arg(long, value_parser = ["on", "off"])]
     inline_clean: Option<String>,
+    /// Also write WARC files (`--warc-out DIR/warc`) and report their bytes per page.
+    #[arg(long)]
+    warc: bool,
     /// Extra TOML appended to the generated config file.
     #[arg(long)]
     config_extra: Option<String>,
@@ -192,6 +195,9 @@ fn run(args: Args) -> Result<ExitCode, String> {
             .args(["--max-pages", "0", "--max-depth", "50", "--quiet"])
             .arg("--config")
             .arg(&config_file);
+        if args.warc {
+            cmd.arg("--warc-out").arg(dir.join("warc"));
+        }
     }
     cmd.arg("--seeds")
         .arg(&seeds_file)
@@ -238,6 +244,9 @@ fn run(args: Args) -> Result<ExitCode, String> {
     report(
         &args, &universe, &server, delay, wall, peak_kib, child_cpu, server_cpu,
     );
+    if args.warc {
+        report_warc(&dir.join("warc"), &server);
+    }
     let log_tail = std::fs::read_to_string(dir.join("crawler.log")).unwrap_or_default();
     let tail: Vec<&str> = log_tail.lines().rev().take(5).collect();
     eprintln!("crawler exit: {status}; last log lines:");
@@ -252,6 +261,29 @@ fn run(args: Args) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The WARC files' size: in all, per page stored, and against the bytes the server sent.
+fn report_warc(dir: &std::path::Path, server: &TestServer) {
+    let files: Vec<u64> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .collect()
+        })
+        .unwrap_or_default();
+    let total: u64 = files.iter().sum();
+    let served: u64 = server.origins().iter().map(|o| o.bytes_served()).sum();
+    let requests: usize = server.origins().iter().map(|o| o.total_hits()).sum();
+    println!(
+        "  WARC: {} files, {} bytes = {:.0} bytes per request ({} requests), {:.3} of the bytes served",
+        files.len(),
+        total,
+        total as f64 / requests.max(1) as f64,
+        requests,
+        total as f64 / served.max(1) as f64
+    );
 }
 
 #[allow(clippy::too_many_arguments)]

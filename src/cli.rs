@@ -65,6 +65,10 @@ pub struct CrawlArgs {
     /// Output directory for cleaned text.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write every response and its request as WARC/1.1 files into DIR
+    /// [config: crawl.warc_dir].
+    #[arg(long, value_name = "DIR")]
+    pub warc_out: Option<PathBuf>,
     /// Stop after this many pages stored (0 = unlimited).
     #[arg(long)]
     pub max_pages: Option<u64>,
@@ -238,6 +242,9 @@ impl CrawlArgs {
         if let Some(v) = &self.out {
             flag("out", path(v));
         }
+        if let Some(v) = &self.warc_out {
+            flag("warc-out", path(v));
+        }
         if let Some(v) = self.max_pages {
             flag("max-pages", v.to_string());
         }
@@ -313,6 +320,8 @@ mod tests {
             "d",
             "--out",
             "/tmp/it's out",
+            "--warc-out",
+            "w a r c",
             "--max-pages",
             "500",
             "--max-depth",

@@ -59,6 +59,12 @@ pub struct CrawlConfig {
     pub delay: Duration,
     #[serde(with = "duration")]
     pub max_crawl_delay: Duration,
+    /// Where the crawl writes WARC files (`None`, from `""`: it writes none).
+    #[serde(deserialize_with = "optional_path")]
+    pub warc_dir: Option<PathBuf>,
+    /// A WARC file is finished once it holds this many bytes (at least 1).
+    #[serde(deserialize_with = "size")]
+    pub warc_file_bytes: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -384,6 +390,7 @@ impl Config {
             ));
         }
         self.template.recluster_pages = self.template.recluster_pages.max(1);
+        self.crawl.warc_file_bytes = self.crawl.warc_file_bytes.max(1);
         self.template.detector =
             Detector::from_parts(&self.template.detector_name, self.template.algorithm)
                 .map_err(|message| invalid("template.detector", message))?;
@@ -422,6 +429,12 @@ mod duration {
 /// Sizes in bytes: an integer, or a string with a unit ("5 MiB", "500 KB").
 fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     bytesize::ByteSize::deserialize(d).map(|b| b.as_u64())
+}
+
+/// A path where `""` means none.
+fn optional_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    let p = PathBuf::deserialize(d)?;
+    Ok(Some(p).filter(|p| !p.as_os_str().is_empty()))
 }
 
 /// A value read through its `FromStr` (detector and algorithm names).
@@ -467,6 +480,21 @@ mod tests {
         o.set("crawl.delay", "0ms", "--delay");
         let c = Config::build(Some("[crawl]\ndelay = \"2s\"\n"), file, &o).unwrap();
         assert_eq!(c.crawl.delay, Duration::ZERO);
+    }
+
+    #[test]
+    fn warc_output_is_off_by_default_and_set_by_file_or_flag() {
+        let c = Config::default();
+        assert_eq!(c.crawl.warc_dir, None);
+        assert_eq!(c.crawl.warc_file_bytes, 1_000_000_000);
+        let file = "[crawl]\nwarc_dir = \"w\"\nwarc_file_bytes = \"5 kB\"\n";
+        let c = Config::from_toml_str(file, Path::new("f.toml")).unwrap();
+        assert_eq!(c.crawl.warc_dir, Some(PathBuf::from("w")));
+        assert_eq!(c.crawl.warc_file_bytes, 5000);
+        let mut o = Overrides::default();
+        o.set("crawl.warc_dir", "flag", "--warc-out");
+        let c = Config::build(Some(file), Path::new("f.toml"), &o).unwrap();
+        assert_eq!(c.crawl.warc_dir, Some(PathBuf::from("flag")));
     }
 
     #[test]

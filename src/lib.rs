@@ -12,7 +12,8 @@
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `output`: files under an output directory: site key → directory name, atomic writes.
 //! - `pool`: the one worker pool (`parallel_map`: scoped threads, results in input order).
-//! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`.
+//! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`, and
+//!   writing records and rotating files for the crawl's WARC archive (`crawl::archive`).
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 //! - `progress`: showing a running crawl (bars or log lines) from its figures, `crawl::stats`.
 //! - `status`: a data directory's report (pages, queues, errors per host) and the snapshot of it

@@ -1,6 +1,8 @@
 //! Reading WARC files (ISO 28500: WARC/1.0, 1.1 and the older 0.x headers), plain or gzip'd
 //! (one gzip member per record, as crawlers write them, or one for the whole file), record by
-//! record, and the HTTP responses that `response` records hold.
+//! record, and the HTTP responses that `response` records hold. Writing is below: `write` makes
+//! one record a gzip member, `files` keeps the set of files a crawl writes (rotation, crash
+//! safety).
 //!
 //! Robustness is the point: a malformed record is reported and skipped (the reader looks for the
 //! next `WARC/` version line), a truncated final record or a corrupt gzip stream ends the file
@@ -11,6 +13,9 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
+
+pub mod files;
+pub mod write;
 
 /// The largest record block read into memory; larger blocks are skipped and reported.
 pub const MAX_BLOCK: u64 = 64 << 20;

@@ -8,8 +8,9 @@ mod links;
 mod politeness;
 mod resume;
 mod robots;
+mod warc;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -126,6 +127,32 @@ async fn run_crawl(
         ),
     };
     (summary, learned)
+}
+
+/// Every file `OUT/<site>/<stem>.txt` under `out`, as (site dir, stem) → text.
+pub fn texts(out: &Path) -> BTreeMap<(String, String), String> {
+    let mut m = BTreeMap::new();
+    for site in std::fs::read_dir(out).unwrap() {
+        let site = site.unwrap().path();
+        if !site.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&site).unwrap() {
+            let f = f.unwrap().path();
+            assert!(
+                !f.to_string_lossy().ends_with(".tmp"),
+                "no half-written files left: {f:?}"
+            );
+            if f.extension().is_some_and(|x| x == "txt") {
+                let key = (
+                    site.file_name().unwrap().to_string_lossy().into_owned(),
+                    f.file_stem().unwrap().to_string_lossy().into_owned(),
+                );
+                m.insert(key, std::fs::read_to_string(&f).unwrap());
+            }
+        }
+    }
+    m
 }
 
 /// URLs of the pages in the store.

@@ -1,6 +1,7 @@
 //! `thresher clean SITE_DIR... [--warc FILE]... --out OUT`: the crawler's template engine over
 //! saved pages (contract: docs/design.md). Every `*.html` of a SITE_DIR is one host's pages and becomes
-//! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files are grouped by host
+//! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files that hold pages the
+//! crawl would store (`cmd::clean::warc`; a noindex one is dropped when parsed) are grouped by host
 //! and become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where
 //! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port
 //! included) and the page id is the 16 hex digits of the xxh3-64 of the record's target URI
@@ -383,6 +384,8 @@ fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64
         reporter.problem(format!("{what} (site {}): {e}; page skipped", site.name));
         reporter.bar.inc(1);
     };
+    // A crawled page's X-Robots-Tag (`Some("")` when it had none): set for WARC pages only.
+    let mut crawled: Option<&str> = None;
     let (bytes, content_type) = match &page.source {
         Source::File(path) => match read_capped(path) {
             Ok(bytes) => (std::borrow::Cow::Owned(bytes), None),
@@ -399,9 +402,15 @@ fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64
             content_type.as_deref(),
         ),
         Source::Spooled {
-            path, content_type, ..
+            path,
+            content_type,
+            x_robots_tag,
+            ..
         } => match Spool::get(path) {
-            Ok(bytes) => (std::borrow::Cow::Owned(bytes), content_type.as_deref()),
+            Ok(bytes) => {
+                crawled = Some(x_robots_tag.as_deref().unwrap_or_default());
+                (std::borrow::Cow::Owned(bytes), content_type.as_deref())
+            }
             Err(e) => {
                 let what = format!(
                     "cannot read back a WARC body set aside in {}",
@@ -413,6 +422,11 @@ fn parse_page(site: &Site, page: &Page, reporter: &Reporter) -> Option<(Dom, u64
         },
     };
     let parsed = parse_bytes(&bytes, content_type);
+    if crawled.is_some_and(|tag| parsed.robots.with_header(Some(tag)).noindex) {
+        // The crawl stores no noindex page: not a page of the site (and not a problem).
+        reporter.bar.inc(1);
+        return None;
+    }
     if parsed.truncated {
         let name = page.url.clone().unwrap_or_else(|| match &page.source {
             Source::File(p) => p.display().to_string(),

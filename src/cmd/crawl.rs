@@ -64,6 +64,7 @@ pub fn overrides(args: &CrawlArgs) -> Result<Overrides, ConfigError> {
     let mut o = Overrides::default();
     o.set_some("crawl.data_dir", path(&args.data), "--data")
         .set_some("crawl.out_dir", path(&args.out), "--out")
+        .set_some("crawl.warc_dir", path(&args.warc_out), "--warc-out")
         .set_some(
             "crawl.max_pages",
             args.max_pages.map(to_toml_int),
@@ -532,6 +533,7 @@ mod tests {
             config: None,
             data: None,
             out: None,
+            warc_out: None,
             max_pages: None,
             max_depth: None,
             concurrency: None,

@@ -1,8 +1,11 @@
 //! One HTTP GET, bounded: connect / first-byte / whole-response timeouts, a body cap counted on
 //! decompressed bytes (so a gzip bomb stops at the cap), redirects returned to the caller (each
 //! hop is scope- and robots-checked by the scheduler), and non-HTML bodies never downloaded.
+//! With capture on (`crawl.warc_dir`), each response also gives its `Exchange`: the request as
+//! sent and the status line and headers as received, for the WARC archive.
 
-use std::time::{Duration, Instant};
+use std::net::IpAddr;
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use url::Url;
@@ -28,7 +31,7 @@ pub enum Accept {
     Any,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Response {
     pub status: u16,
     pub content_type: Option<String>,
@@ -39,7 +42,39 @@ pub struct Response {
     pub truncated: bool,
     /// When the response headers arrived.
     pub headers_at: Instant,
+    /// When the request was sent: the page's `fetched_at` and its captures' `WARC-Date`.
+    pub fetched_at: SystemTime,
 }
+
+/// One HTTP exchange as the WARC archive records it (`Fetcher::capturing`). The request is
+/// reconstructed (reqwest does not hand back what it wrote): method, target, and the headers
+/// this client sends. The response's status line and headers are as received, except that hyper
+/// lower-cases header names and reqwest drops `Content-Encoding` and `Content-Length` when it
+/// decodes the body (docs/warc.md, "What a response record holds").
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// When the request was sent.
+    pub started: SystemTime,
+    /// The response's version: `HTTP/1.0`, `HTTP/1.1`, `HTTP/2.0`…
+    pub version: &'static str,
+    /// The request's: `HTTP/1.1` over HTTP/1 (hyper sends 1.1 whatever the server answers with),
+    /// else the response's.
+    pub request_version: &'static str,
+    /// The request headers, in the order the client writes them (Host last, as hyper adds it).
+    pub request_headers: Vec<(&'static str, String)>,
+    pub status: u16,
+    /// The reason phrase received (hyper keeps it when it is not the canonical one), else the
+    /// canonical one.
+    pub reason: String,
+    /// Response headers in the order received (names lower-case), values as bytes.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The peer's address, when the connection tells.
+    pub remote_ip: Option<IpAddr>,
+}
+
+/// What `Fetcher::get` gives: the outcome, and with capture on the exchange behind it (none
+/// when no response arrived or the body failed).
+pub type Fetched = (Result<Outcome, FetchError>, Option<Exchange>);
 
 #[derive(Debug)]
 pub enum Outcome {
@@ -114,6 +149,10 @@ const KEPT_HEADERS: &[&str] = &[
     "date",
 ];
 
+/// The `Accept-Encoding` reqwest sends with the gzip, deflate and brotli features on (tower-http
+/// writes it; `tests/crawl/warc.rs` checks it against what the test server receives).
+const ACCEPT_ENCODING: &str = "gzip,deflate,br";
+
 /// Install the rustls crypto provider once per process (reqwest is built without one).
 pub fn ensure_crypto_provider() {
     // An error means another part of the process installed one first: that is fine.
@@ -124,6 +163,8 @@ pub fn ensure_crypto_provider() {
 pub struct Fetcher {
     client: reqwest::Client,
     cfg: FetchConfig,
+    /// Give each response's `Exchange` (the WARC archive is on).
+    capture: bool,
 }
 
 impl Fetcher {
@@ -159,16 +200,36 @@ impl Fetcher {
         Ok(Fetcher {
             client,
             cfg: cfg.clone(),
+            capture: false,
         })
     }
 
-    /// GET `url`, reading at most `limit` body bytes.
-    pub async fn get(
+    /// With `on`, `get` also gives each response's `Exchange`.
+    pub fn capturing(mut self, on: bool) -> Fetcher {
+        self.capture = on;
+        self
+    }
+
+    /// GET `url`, reading at most `limit` body bytes; with capture on, the exchange too.
+    pub async fn get(&self, url: &Url, accept: Accept, limit: u64, overflow: Overflow) -> Fetched {
+        let sent = SystemTime::now();
+        let mut exchange = None;
+        let outcome = self
+            .get_inner(url, accept, limit, overflow, sent, &mut exchange)
+            .await;
+        // A response whose body failed is not a capture.
+        let exchange = exchange.filter(|_| outcome.is_ok());
+        (outcome, exchange)
+    }
+
+    async fn get_inner(
         &self,
         url: &Url,
         accept: Accept,
         limit: u64,
         overflow: Overflow,
+        sent: SystemTime,
+        exchange: &mut Option<Exchange>,
     ) -> Result<Outcome, FetchError> {
         let err = |kind| FetchError {
             url: url.to_string(),
@@ -187,6 +248,9 @@ impl Fetcher {
             Ok(Ok(r)) => r,
         };
         let headers_at = Instant::now();
+        if self.capture {
+            *exchange = Some(self.exchange(url, &resp, sent));
+        }
         let status = resp.status().as_u16();
         let headers = resp.headers();
         if (300..400).contains(&status) {
@@ -268,7 +332,54 @@ impl Fetcher {
             body,
             truncated,
             headers_at,
+            fetched_at: sent,
         }))
+    }
+
+    /// The exchange behind `resp`, a response to GET `url` sent at `sent`.
+    fn exchange(&self, url: &Url, resp: &reqwest::Response, sent: SystemTime) -> Exchange {
+        let version = match resp.version() {
+            reqwest::Version::HTTP_09 => "HTTP/0.9",
+            reqwest::Version::HTTP_10 => "HTTP/1.0",
+            reqwest::Version::HTTP_2 => "HTTP/2.0",
+            reqwest::Version::HTTP_3 => "HTTP/3.0",
+            _ => "HTTP/1.1",
+        };
+        let host = match url.port() {
+            Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
+            None => url.host_str().unwrap_or("").to_string(),
+        };
+        let reason = resp
+            .extensions()
+            .get::<hyper::ext::ReasonPhrase>()
+            .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned())
+            .or_else(|| resp.status().canonical_reason().map(str::to_string))
+            .unwrap_or_default();
+        Exchange {
+            started: sent,
+            version,
+            request_version: if version.starts_with("HTTP/0") || version.starts_with("HTTP/1") {
+                "HTTP/1.1"
+            } else {
+                version
+            },
+            // reqwest's defaults (Accept, then the User-Agent set on the builder), the
+            // decompression layer's Accept-Encoding, then hyper's Host.
+            request_headers: vec![
+                ("accept", "*/*".to_string()),
+                ("user-agent", self.cfg.user_agent.clone()),
+                ("accept-encoding", ACCEPT_ENCODING.to_string()),
+                ("host", host),
+            ],
+            status: resp.status().as_u16(),
+            reason,
+            headers: resp
+                .headers()
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), v.as_bytes().to_vec()))
+                .collect(),
+            remote_ip: resp.remote_addr().map(|a| a.ip()),
+        }
     }
 }
 
@@ -311,8 +422,9 @@ pub fn is_html_type(content_type: &str) -> bool {
     mime == "text/html" || mime == "application/xhtml+xml"
 }
 
-/// A body without Content-Type is HTML when its first non-blank byte opens a tag.
-fn looks_like_html(body: &[u8]) -> bool {
+/// A body without Content-Type is HTML when its first non-blank byte opens a tag (`clean --warc`
+/// takes an untyped record's body by the same test).
+pub fn looks_like_html(body: &[u8]) -> bool {
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let head = &body[start.unwrap_or(body.len())..];
     let head = head.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(head);

@@ -3,11 +3,13 @@
 //! links back to the frontier, page and path set to the store, all in one atomic commit.
 //!
 //! Owns: the frontier's order, politeness and robots.txt per origin, fetching, URL
-//! normalisation and scope, and the crawl's live figures (`stats`, which `progress` renders).
-//! Uses `config`, `dom`, `store` and `warc` (content decoding); reaches sled only through
+//! normalisation and scope, the crawl's WARC archive (`archive`), and the crawl's live figures
+//! (`stats`, which `progress` renders).
+//! Uses `config`, `dom`, `store` and `warc` (content decoding, record writing); reaches sled only through
 //! `store`, and never imports `template`, `learn`, `progress` or `cmd`: the learner hears of
 //! stored pages through a callback (docs/design.md, "Layers").
 
+pub mod archive;
 pub mod fetch;
 pub mod politeness;
 pub mod robots;
@@ -27,4 +29,7 @@ pub enum CrawlError {
     Store(#[from] crate::store::StoreError),
     #[error("cannot build the HTTP client: {0}")]
     Client(fetch::FetchError),
+    /// The WARC archive cannot be written: the crawl stops rather than leave pages out of it.
+    #[error("WARC output: {0}")]
+    Warc(#[from] crate::warc::files::WarcWriteError),
 }

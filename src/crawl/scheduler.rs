@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use super::archive::Archive;
 use super::fetch::Fetcher;
 use super::politeness::{Backoff, Politeness};
 use super::robots::{RobotsEntry, RobotsPolicy};
@@ -194,7 +195,23 @@ pub async fn run(
     options: RunOptions,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = std::time::Instant::now();
-    let fetcher = Fetcher::new(&config.fetch).map_err(CrawlError::Client)?;
+    let archive = match Archive::open(&config)? {
+        Some((archive, recovered)) => {
+            for r in recovered {
+                tracing::info!(
+                    file = %r.path.display(),
+                    kept = r.kept,
+                    cut = r.cut,
+                    "finished a WARC file an interrupted run left open"
+                );
+            }
+            Some(Arc::new(archive))
+        }
+        None => None,
+    };
+    let fetcher = Fetcher::new(&config.fetch)
+        .map_err(CrawlError::Client)?
+        .capturing(archive.is_some());
     let scope = Scope::new(&config.scope, seeds);
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let ctx = Arc::new(Ctx {
@@ -203,6 +220,7 @@ pub async fn run(
         fetcher,
         scope,
         cpu: Arc::new(Semaphore::new(cores)),
+        archive: archive.clone(),
     });
 
     // Seeds go through the seen set, so a resumed crawl does not queue them twice (the store
@@ -253,7 +271,11 @@ pub async fn run(
     s.stats.stored.store(s.stored_total, Relaxed);
 
     let result = s.main_loop(&shutdown, &options).await;
+    // The archive's last file is made durable before the store's last flush: every page the
+    // store keeps has its records on disk.
+    let finished = archive.as_deref().map(Archive::finish).transpose();
     store.flush()?;
+    finished?;
     let mut summary = s.finish();
     summary.elapsed = started.elapsed();
     result.map(|()| summary)
@@ -709,6 +731,7 @@ impl Scheduler {
         let result = match result {
             Ok(r) => r,
             Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
+            Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
             Err(WorkerError::Panic(msg)) => {
                 // A bug on one page costs that URL for this run (it stays queued), not the crawl.
                 tracing::error!(origin = id, "job panicked: {msg}");
@@ -828,6 +851,7 @@ impl Scheduler {
         self.page_slot_free(&site);
         match result {
             Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
+            Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
             Err(WorkerError::Panic(msg)) => {
                 // The page's URL stays queued for the next run.
                 tracing::error!(origin = id, "page processing panicked: {msg}");

@@ -1,7 +1,9 @@
 //! One dispatched job, from request to commit: fetch a page, sitemap or robots.txt, turn the
 //! response into a `Commit` (page + path set + newly discovered links, or a retry, or an error
 //! record) and apply it. Parsing is CPU work: it runs on the blocking pool behind a semaphore
-//! sized to the cores, and the `Rc` DOM never crosses an `.await`.
+//! sized to the cores, and the `Rc` DOM never crosses an `.await`. With the WARC archive on,
+//! each response's records are written just before its commit, under the archive's lock
+//! (`commit_archived`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,16 +12,21 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
 
-use super::fetch::{Accept, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response};
+use super::archive::{Archive, Body, Original};
+use super::fetch::{
+    Accept, Exchange, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response,
+};
 use super::robots::{may_follow_redirect, RobotsEntry, RobotsFetch};
 use super::scope::Scope;
 use super::{sitemap, url as urls};
 use crate::config::Config;
 use crate::dom;
 use crate::store::{
-    now_ms, Commit, EntryKind, ErrorKind, ErrorRecord, NewPage, PageMeta, QueueEntry, Store,
-    StoreError,
+    now_ms, Commit, CommitOutcome, EntryKind, ErrorKind, ErrorRecord, NewPage, PageMeta,
+    QueueEntry, Store, StoreError,
 };
+use crate::warc::files::WarcWriteError;
+use crate::warc::write::unix_ms;
 
 /// What the workers share.
 pub struct Ctx {
@@ -29,6 +36,8 @@ pub struct Ctx {
     pub scope: Scope,
     /// Bounds parse work in flight to the number of cores.
     pub cpu: Arc<Semaphore>,
+    /// The WARC archive (`crawl.warc_dir`), when on.
+    pub archive: Option<Arc<Archive>>,
 }
 
 pub enum Job {
@@ -98,6 +107,8 @@ pub struct JobResult {
 pub enum WorkerError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Warc(#[from] WarcWriteError),
     #[error("a parse task panicked: {0}")]
     Panic(String),
 }
@@ -171,7 +182,7 @@ pub async fn run_job(
             origin,
             previous,
         } => Ok((
-            fetch_robots(&ctx, origin_id, &origin, previous.as_ref()).await,
+            fetch_robots(&ctx, origin_id, &origin, previous.as_ref()).await?,
             None,
         )),
         Job::Entry {
@@ -217,7 +228,7 @@ async fn run_entry(
         EntryKind::Page => (Accept::Html, cfg.fetch.max_body_bytes),
         EntryKind::Sitemap => (Accept::Any, cfg.fetch.max_body_bytes.max(50 << 20)),
     };
-    let fetched = ctx.fetcher.get(&url, accept, limit, Overflow::Fail).await;
+    let (fetched, exchange) = ctx.fetcher.get(&url, accept, limit, Overflow::Fail).await;
     result.completed_at = Instant::now();
     result.responded = fetched.is_ok();
 
@@ -229,11 +240,13 @@ async fn run_entry(
             if entry.kind == EntryKind::Sitemap {
                 let (c, verdict) = process_sitemap(&ctx, commit, &entry, &url, &resp);
                 result.verdict = verdict;
-                result.enqueued = ctx.store.commit(c)?.enqueued;
+                result.enqueued = commit_captured(&ctx, c, &url, exchange, Some(resp))
+                    .await?
+                    .enqueued;
                 return Ok((result, None));
             }
             result.verdict = Verdict::Processing;
-            let processing = page_processing(ctx, commit, entry, url, resp);
+            let processing = page_processing(ctx, commit, entry, url, resp, exchange);
             return Ok((result, Some(processing)));
         }
         Ok(Outcome::Redirect { status, location }) => {
@@ -259,8 +272,63 @@ async fn run_entry(
             (result.verdict, result.backoff) = error_verdict(cfg, &mut commit, &entry, &url, &kind);
         }
     }
-    result.enqueued = ctx.store.commit(commit)?.enqueued;
+    result.enqueued = commit_captured(&ctx, commit, &url, exchange, None)
+        .await?
+        .enqueued;
     Ok((result, None))
+}
+
+/// Commit `commit`, the outcome of a GET of `url`; with the archive on, the exchange's records
+/// (with `resp`'s body when it was read) are written first, on the blocking pool.
+async fn commit_captured(
+    ctx: &Ctx,
+    commit: Commit,
+    url: &Url,
+    exchange: Option<Exchange>,
+    resp: Option<Response>,
+) -> Result<CommitOutcome, WorkerError> {
+    let (Some(archive), Some(exchange)) = (ctx.archive.clone(), exchange) else {
+        return Ok(ctx.store.commit(commit)?);
+    };
+    let store = ctx.store.clone();
+    let url = url.clone();
+    tokio::task::spawn_blocking(move || {
+        let body = match &resp {
+            Some(r) if r.truncated => Body::Cut(&r.body),
+            Some(r) => Body::Whole(&r.body),
+            None => Body::NotRead,
+        };
+        let capture = archive.capture(&url, &exchange, body);
+        commit_archived(&store, &archive, &capture, commit)
+    })
+    .await
+    .map_err(|e| WorkerError::Panic(e.to_string()))?
+}
+
+/// Write `capture` and then apply `commit` (which may be empty), holding the archive across
+/// both: a page whose body the store already holds under another URL is written as a revisit
+/// of that page (asked of the store under the lock, so no other commit comes between), and a
+/// commit never reaches the store before its records are in the file (docs/warc.md, "Crash
+/// safety").
+fn commit_archived(
+    store: &Store,
+    archive: &Archive,
+    capture: &super::archive::Capture,
+    commit: Commit,
+) -> Result<CommitOutcome, WorkerError> {
+    let mut held = archive.lock();
+    let original = match commit.new_page().map(|p| store.twin_of(p)).transpose()? {
+        Some(Some(twin)) => store.page(twin)?.map(|m| Original {
+            url: m.url,
+            date_ms: m.fetched_at_ms,
+        }),
+        _ => None,
+    };
+    held.write(capture, original.as_ref())?;
+    if commit.is_empty() {
+        return Ok(CommitOutcome::default());
+    }
+    Ok(store.commit(commit)?)
 }
 
 /// Parsing and committing a fetched page, as the future the scheduler runs once the request's
@@ -271,6 +339,7 @@ fn page_processing(
     entry: QueueEntry,
     url: Url,
     resp: Response,
+    exchange: Option<Exchange>,
 ) -> Processing {
     Box::pin(async move {
         let permit = ctx
@@ -280,13 +349,20 @@ fn page_processing(
             .await
             .expect("invariant: semaphore never closed");
         let ctx2 = ctx.clone();
-        // Parse and commit on the blocking pool (the async workers stay free for I/O); the CPU
-        // permit covers the parse only, so the next page parses while this one waits for the
-        // store's commit lock.
+        // Parse (and build the WARC records) and commit on the blocking pool (the async workers
+        // stay free for I/O); the CPU permit covers that work only, so the next page parses
+        // while this one waits for the store's commit lock.
         let (outcome, verdict) = tokio::task::spawn_blocking(move || {
-            let (c, verdict) = process_page(&ctx2, commit, &entry, &url, resp);
+            let (c, verdict) = process_page(&ctx2, commit, &entry, &url, &resp);
+            let archived = ctx2.archive.as_ref().zip(exchange.as_ref());
+            let capture = archived.map(|(a, x)| (a, a.capture(&url, x, Body::Whole(&resp.body))));
             drop(permit);
-            ctx2.store.commit(c).map(|o| (o, verdict))
+            match capture {
+                Some((archive, capture)) => {
+                    commit_archived(&ctx2.store, archive, &capture, c).map(|o| (o, verdict))
+                }
+                None => Ok((ctx2.store.commit(c)?, verdict)),
+            }
         })
         .await
         .map_err(|e| WorkerError::Panic(e.to_string()))??;
@@ -456,7 +532,7 @@ fn process_page(
     mut commit: Commit,
     entry: &QueueEntry,
     url: &Url,
-    resp: Response,
+    resp: &Response,
 ) -> (Commit, Verdict) {
     let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
     let parsed = dom::parse_html(&decoded.text);
@@ -464,14 +540,8 @@ fn process_page(
         .kept_headers
         .iter()
         .find(|(k, _)| k == "x-robots-tag")
-        .map(|(_, v)| v.to_ascii_lowercase())
-        .unwrap_or_default();
-    let noindex = parsed.robots.noindex
-        || header_robots.contains("noindex")
-        || header_robots.contains("none");
-    let nofollow = parsed.robots.nofollow
-        || header_robots.contains("nofollow")
-        || header_robots.contains("none");
+        .map(|(_, v)| v.as_str());
+    let dom::MetaRobots { noindex, nofollow } = parsed.robots.with_header(header_robots);
 
     if !nofollow && entry.depth < ctx.config.crawl.max_depth {
         let base = parsed
@@ -505,7 +575,7 @@ fn process_page(
         status: resp.status,
         content_type: resp.content_type.clone(),
         headers: resp.kept_headers.clone(),
-        fetched_at_ms: now_ms(),
+        fetched_at_ms: unix_ms(resp.fetched_at),
         depth: entry.depth,
         body_bytes: resp.body.len() as u64,
         encoding: decoded.encoding.name().to_string(),
@@ -583,7 +653,7 @@ async fn fetch_robots(
     origin_id: u32,
     origin: &Url,
     previous: Option<&RobotsEntry>,
-) -> JobResult {
+) -> Result<JobResult, WorkerError> {
     let cfg = &ctx.config;
     let mut url = origin
         .join("/robots.txt")
@@ -593,10 +663,18 @@ async fn fetch_robots(
     let mut body = Vec::new();
     let mut failure = None;
     let fetch = loop {
-        let fetched = ctx
+        let (fetched, exchange) = ctx
             .fetcher
             .get(&url, Accept::Any, cfg.robots.max_bytes, Overflow::Truncate)
             .await;
+        if exchange.is_some() {
+            let resp = match &fetched {
+                Ok(Outcome::Ok(r)) => Some(r.clone()),
+                _ => None,
+            };
+            // robots.txt commits nothing: the archive is all there is to write.
+            commit_captured(ctx, Commit::new(), &url, exchange, resp).await?;
+        }
         match fetched {
             Ok(Outcome::Ok(resp)) => {
                 bytes = resp.body.len() as u64;
@@ -651,7 +729,7 @@ async fn fetch_robots(
     );
     // Only a failure that leaves the origin waiting is one (a 4xx means "no file": allow all).
     let failure = failure.filter(|_| entry.unreachable_since.is_some());
-    JobResult {
+    Ok(JobResult {
         origin_id,
         seq: None,
         verdict: Verdict::Robots { entry, failure },
@@ -660,7 +738,7 @@ async fn fetch_robots(
         bytes,
         responded: false,
         backoff: false,
-    }
+    })
 }
 
 /// A commit that consumes `(origin_id, seq)` because robots.txt disallows its URL.

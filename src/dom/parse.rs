@@ -32,6 +32,20 @@ pub struct MetaRobots {
     pub nofollow: bool,
 }
 
+impl MetaRobots {
+    /// These directives with those of an `X-Robots-Tag` header value (`noindex`, `nofollow`,
+    /// `none`, as the crawl reads it): what decides whether the crawl stores a page, and
+    /// whether `clean --warc` cleans a crawled one.
+    pub fn with_header(self, x_robots_tag: Option<&str>) -> MetaRobots {
+        let header = x_robots_tag.unwrap_or_default().to_ascii_lowercase();
+        let none = header.contains("none");
+        MetaRobots {
+            noindex: self.noindex || none || header.contains("noindex"),
+            nofollow: self.nofollow || none || header.contains("nofollow"),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub dom: Dom,

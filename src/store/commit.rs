@@ -104,6 +104,11 @@ impl Commit {
         self
     }
 
+    /// The page this commit stores, if any.
+    pub fn new_page(&self) -> Option<&NewPage> {
+        self.page.as_ref()
+    }
+
     pub fn error(&mut self, url: String, record: ErrorRecord) -> &mut Self {
         self.errors.push((url, record));
         self
@@ -124,6 +129,19 @@ impl Commit {
 pub const DISCOVER_BATCH: usize = 4096;
 
 impl Store {
+    /// The already stored page of `page`'s site whose body is byte-for-byte `page`'s (another
+    /// URL's): committing `page` records it as that page's `duplicate`. The WARC archive asks
+    /// before the commit, holding its own lock across both, so its revisit records and the
+    /// store's verdicts agree.
+    pub fn twin_of(&self, page: &NewPage) -> Result<Option<u64>, StoreError> {
+        let key = key::content(&page.meta.site, page.content);
+        let twin = match self.tree.get(&key)? {
+            Some(v) => <[u8; 8]>::try_from(v.as_ref()).ok().map(u64::from_be_bytes),
+            None => None,
+        };
+        Ok(twin.filter(|&t| t != page.id))
+    }
+
     /// Apply `commit`: atomically when it discovers at most [`DISCOVER_BATCH`] URLs. Beyond that,
     /// the discovered URLs go first in batches of that size, then the rest of the commit (page,
     /// consumed entry, errors) with the last batch. A crash between them leaves the new URLs
@@ -221,12 +239,7 @@ impl Store {
         }
         let mut site_update = None;
         if let Some(page) = &commit.page {
-            let content_key = key::content(&page.meta.site, page.content);
-            let twin = match self.tree.get(&content_key)? {
-                Some(v) => <[u8; 8]>::try_from(v.as_ref()).ok().map(u64::from_be_bytes),
-                None => None,
-            };
-            if let Some(twin) = twin.filter(|&t| t != page.id) {
+            if let Some(twin) = self.twin_of(page)? {
                 let rec = ErrorRecord {
                     kind: ErrorKind::Duplicate,
                     message: format!("same content as page {twin:016x}"),
@@ -239,6 +252,7 @@ impl Store {
                 );
                 outcome.duplicate_of = Some(twin);
             } else if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
+                let content_key = key::content(&page.meta.site, page.content);
                 batch.insert(content_key, &page.id.to_be_bytes()[..]);
                 batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
                 batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());

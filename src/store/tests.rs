@@ -118,6 +118,11 @@ fn a_second_url_with_the_same_body_is_recorded_as_a_duplicate() {
         &dom,
         &paths,
     ));
+    // Asked before the commit, the store gives the verdict the commit then reaches (the WARC
+    // archive writes a revisit on it); the stored page itself has no twin.
+    assert_eq!(s.twin_of(c.new_page().unwrap()).unwrap(), Some(1));
+    let again = NewPage::new(1, meta("http://a/x", "a"), html, &dom, &paths);
+    assert_eq!(s.twin_of(&again).unwrap(), None);
     let out = s.commit(c).unwrap();
     assert!(!out.page_stored);
     assert_eq!(out.duplicate_of, Some(1));

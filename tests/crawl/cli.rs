@@ -26,14 +26,20 @@ fn crawl_cmd(dir: &std::path::Path, seeds: &std::path::Path, config: &std::path:
     c
 }
 
-#[test]
-fn bad_seed_lines_are_reported_with_line_numbers_and_skipped() {
+/// One origin serving a one-line home page.
+fn home_page_server() -> TestServer {
     let server = TestServer::background(1, 1);
-    let o = server.origin(0);
-    o.mount(
+    server.origin(0).mount(
         "/",
         crate::support::Endpoint::html("<p>home</p>".to_string()),
     );
+    server
+}
+
+#[test]
+fn bad_seed_lines_are_reported_with_line_numbers_and_skipped() {
+    let server = home_page_server();
+    let o = server.origin(0);
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.txt");
     std::fs::write(
@@ -229,12 +235,24 @@ fn completions_and_man_page_come_from_the_flags() {
 
 /// Start a crawl of a 60-page site with 20 ms latency per page; returns the child.
 fn start(dir: &std::path::Path, server: &TestServer, site: &NewsSite) -> std::process::Child {
+    start_with(dir, server, site, "", &[])
+}
+
+/// `start`, with `toml` added to the config and `args` to the command line.
+fn start_with(
+    dir: &std::path::Path,
+    server: &TestServer,
+    site: &NewsSite,
+    toml: &str,
+    args: &[&std::ffi::OsStr],
+) -> std::process::Child {
     let o = server.origin(0);
     o.serve(site.site());
     o.set_latency(Duration::from_millis(20));
     let seeds = write_seeds(dir, &[o.url("/")]);
-    let config = write_config(dir, "[crawl]\ndelay = \"0ms\"\n");
+    let config = write_config(dir, &format!("[crawl]\ndelay = \"0ms\"\n{toml}"));
     crawl_cmd(dir, &seeds, &config)
+        .args(args)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
@@ -258,9 +276,14 @@ fn signal(child: &std::process::Child, sig: &str) {
 }
 
 fn finish(dir: &std::path::Path, server: &TestServer) {
+    finish_with(dir, server, &[]);
+}
+
+/// `finish`, with `args` added to the command line.
+fn finish_with(dir: &std::path::Path, server: &TestServer, args: &[&std::ffi::OsStr]) {
     let seeds = dir.join("seeds.txt");
     let config = dir.join("thresher.toml");
-    let out = crawl_cmd(dir, &seeds, &config).output().unwrap();
+    let out = crawl_cmd(dir, &seeds, &config).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -367,6 +390,137 @@ fn kill_9_loses_at_most_the_last_moments() {
     for p in site.reachable() {
         assert!(counts.contains_key(&p), "{p} never fetched");
     }
+}
+
+/// `--warc-out` through a kill -9: the killed run's `.open` file (a torn record at its end, if
+/// the kill fell inside a write) is cut to its last whole record and finished by the next run;
+/// then every file reads back whole, and `clean --warc` of the set gives the crawl's text (so
+/// no page the store kept is missing from the archive).
+#[test]
+fn kill_9_leaves_no_torn_warc_record_and_the_archive_stays_complete() {
+    let server = TestServer::background(1, 1);
+    let site = NewsSite::generate(&SiteSpec::small(6, 60));
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("warc");
+    let flag = [std::ffi::OsStr::new("--warc-out"), warc.as_os_str()];
+    // Small files: the kill comes after some rotations.
+    let mut child = start_with(
+        dir.path(),
+        &server,
+        &site,
+        "warc_file_bytes = 40000\n",
+        &flag,
+    );
+    wait_hits(&server, 30);
+    signal(&child, "-KILL");
+    let _ = child.wait();
+    let killed = format!("-{}-", child.id());
+    let names = |suffix: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&warc)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(suffix))
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(
+        names(".warc.gz").len() + names(".warc.gz.open").len() > 0,
+        "the killed run wrote WARC data"
+    );
+    for f in names(".warc.gz") {
+        for r in thresher::warc::open(&f).unwrap() {
+            r.unwrap_or_else(|e| panic!("a finished file is whole: {}: {e}", f.display()));
+        }
+    }
+
+    // The killed run's open file, with a record whose write was cut short added to its end
+    // (the kill itself rarely lands inside a write): the next run cuts exactly that off.
+    let torn = names(".warc.gz.open").pop().map(|f| {
+        let whole = std::fs::metadata(&f).unwrap().len();
+        let member = thresher::warc::write::gzip_record(
+            &[("WARC-Type", "resource")],
+            &[b"a record the kill cut short"],
+            flate2::Compression::fast(),
+        );
+        let mut file = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        std::io::Write::write_all(&mut file, &member[..member.len() / 2]).unwrap();
+        (f, whole)
+    });
+    finish_with(dir.path(), &server, &flag);
+    assert!(
+        names(".warc.gz.open").is_empty(),
+        "the leftover was finished"
+    );
+    match &torn {
+        Some((open, whole)) => {
+            let done = std::path::PathBuf::from(open.to_string_lossy().replace(".open", ""));
+            assert_eq!(
+                std::fs::metadata(&done).unwrap().len(),
+                *whole,
+                "the torn record, and only it, was cut off {}",
+                done.display()
+            );
+        }
+        None => eprintln!("the kill fell between two files: no open file to finish"),
+    }
+    let files = names(".warc.gz");
+    assert!(
+        files.iter().any(|f| f.to_string_lossy().contains(&killed)),
+        "the killed run's files are kept: {files:?}"
+    );
+    let mut responses = 0;
+    for f in &files {
+        for r in thresher::warc::open(f).unwrap() {
+            let r = r.unwrap_or_else(|e| panic!("no torn record: {}: {e}", f.display()));
+            responses += usize::from(r.warc_type().as_deref() == Some("response"));
+        }
+    }
+    assert!(responses > site.reachable().len(), "pages and robots.txt");
+    let clean_out = dir.path().join("clean-out");
+    let mut clean = Command::new(thresher_bin());
+    clean
+        .arg("clean")
+        .arg("--out")
+        .arg(&clean_out)
+        .arg("--quiet");
+    for f in &files {
+        clean.arg("--warc").arg(f);
+    }
+    let cleaned = clean.output().unwrap();
+    assert!(
+        cleaned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cleaned.stderr)
+    );
+    let crawled = super::texts(&dir.path().join("out"));
+    assert_eq!(crawled.len(), site.reachable().len());
+    assert_eq!(crawled, super::texts(&clean_out));
+}
+
+/// A `--warc-out` that cannot be a directory stops the crawl before its first request, saying
+/// why (a crawl that could not archive its pages would lose them from the archive for good).
+#[test]
+fn an_unusable_warc_dir_is_a_clear_error_before_any_request() {
+    let server = home_page_server();
+    let o = server.origin(0);
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_dir = dir.path().join("a-file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let seeds = write_seeds(dir.path(), &[o.url("/")]);
+    let config = write_config(dir.path(), "[crawl]\ndelay = \"0ms\"\n");
+    let out = crawl_cmd(dir.path(), &seeds, &config)
+        .arg("--warc-out")
+        .arg(&not_a_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("WARC output") && stderr.contains(&not_a_dir.display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(o.total_hits(), 0, "nothing fetched");
 }
 
 #[test]

@@ -1,14 +1,13 @@
 //! Inline template learning while crawling (issue 4): cleaned text on disk as the crawl goes,
 //! equal to `thresher clean` on the same pages at the end, resumable, and exportable.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{crawl_learning, Dirs};
+use super::{crawl_learning, texts, Dirs};
 use crate::support::{thresher_bin, NewsSite, SiteSpec, TestServer};
 use thresher::crawl::url::page_stem;
 use thresher::store::Store;
@@ -18,32 +17,6 @@ use thresher::store::Store;
 const LEARN: &str =
     "[template]\nrecluster_pages = 10\nrecluster_interval = \"200ms\"\nmin_pages = 5\n\
                      learn_cpu_share = 1.0\n";
-
-/// Every file `OUT/<site>/<stem>.txt` under `out`, as (site dir, stem) → text.
-fn texts(out: &Path) -> BTreeMap<(String, String), String> {
-    let mut m = BTreeMap::new();
-    for site in std::fs::read_dir(out).unwrap() {
-        let site = site.unwrap().path();
-        if !site.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&site).unwrap() {
-            let f = f.unwrap().path();
-            assert!(
-                !f.to_string_lossy().ends_with(".tmp"),
-                "no half-written files left: {f:?}"
-            );
-            if f.extension().is_some_and(|x| x == "txt") {
-                let key = (
-                    site.file_name().unwrap().to_string_lossy().into_owned(),
-                    f.file_stem().unwrap().to_string_lossy().into_owned(),
-                );
-                m.insert(key, std::fs::read_to_string(&f).unwrap());
-            }
-        }
-    }
-    m
-}
 
 /// Write every stored page's raw HTML as `DIR/<site>/<page id>.html` (what `clean` reads).
 fn dump_pages(store: &Store, dir: &Path) {

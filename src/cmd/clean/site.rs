@@ -34,12 +34,15 @@ pub enum Source {
         bytes: Vec<u8>,
         content_type: Option<String>,
     },
-    /// A WARC response body set aside on disk (lz4, see `Spool`) with its `Content-Type`.
+    /// A WARC response body set aside on disk (lz4, see `Spool`) with its `Content-Type`. A
+    /// crawled page: skipped when it says noindex (`<meta name="robots">` or `x_robots_tag`),
+    /// as the crawl skips it.
     Spooled {
         path: PathBuf,
         /// Decoded length.
         len: u64,
         content_type: Option<String>,
+        x_robots_tag: Option<String>,
     },
 }
 

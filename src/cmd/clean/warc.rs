@@ -1,7 +1,11 @@
 //! `clean --warc`: the `response` records of WARC files grouped into per-host sites, and the
 //! spool their bodies wait in (lz4 files on disk) until their batch is cleaned. Reading the
 //! records themselves is `crate::warc`'s; this module decides which records are pages, where
-//! their site is and what their page id is (`cmd::clean`'s header has the contract).
+//! their site is and what their page id is (`cmd::clean`'s header has the contract). A page is
+//! what the crawl would store: a 2xx response whose type is HTML (or, untyped, whose body looks
+//! like HTML by the crawl's own test), and not noindex (checked when it is parsed); `revisit`
+//! records (the crawl's duplicates and 304s) are not pages, so thresher's own WARC files read
+//! back to the pages the crawl cleaned.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +15,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::report::Reporter;
 use super::site::{Page, Site, Source};
+use crate::crawl::fetch::looks_like_html;
 use crate::crawl::url::{normalize_url, site_key};
 use crate::output::site_dir_name;
 use crate::warc;
@@ -116,6 +121,7 @@ fn page_from_record(
     let host = site_key(&url);
     let url = url.to_string();
     let content_type = response.header("Content-Type").map(str::to_string);
+    let x_robots_tag = response.header("X-Robots-Tag").map(str::to_string);
     let path = match spool.put(&response.body) {
         Ok(p) => p,
         Err(e) => {
@@ -135,19 +141,10 @@ fn page_from_record(
                 path,
                 len: response.body.len() as u64,
                 content_type,
+                x_robots_tag,
             },
         },
     ))
-}
-
-fn looks_like_html(body: &[u8]) -> bool {
-    let start: Vec<u8> = body
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .take(15)
-        .map(u8::to_ascii_lowercase)
-        .collect();
-    start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
 }
 
 /// WARC bodies set aside between reading the WARC files and cleaning their batch, so memory
