@@ -99,7 +99,7 @@ struct Args {
     #[arg(long, value_parser = humantime::parse_duration, default_value = "4h")]
     timeout: Duration,
     /// Stop the crawler (SIGTERM) when the file system holding --dir has less free space.
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = 8.0)]
     min_free_gb: f64,
     /// Measure only the universe server (generation alone, then HTTP with a local client) for
     /// this long, and exit.
@@ -310,7 +310,7 @@ fn watch_crawl(
         }
         if now >= next_sample || exited.is_some() {
             next_sample += args.interval;
-            let s = sample(t, run, pid, counters, paths, &w, last_sample);
+            let s = sample(t, run, pid, counters, paths, last_sample);
             last_sample = (t, pages);
             eprintln!("{}", s.tsv());
             tsv.push(&s);
@@ -362,7 +362,6 @@ fn sample(
     pid: u32,
     counters: &Counters,
     paths: &Paths,
-    w: &Watch,
     (t_prev, pages_prev): (f64, u64),
 ) -> Sample {
     let pages = counters.pages();
@@ -389,11 +388,7 @@ fn sample(
             .as_ref()
             .zip(cleaned)
             .map(|(r, c)| r.pages.saturating_sub(c)),
-        phase: if quiet && pages > 0 && w.samples.iter().any(|s| s.pages > 0) {
-            "final"
-        } else {
-            "crawl"
-        },
+        phase: if quiet && pages > 0 { "final" } else { "crawl" },
     }
 }
 
@@ -463,7 +458,8 @@ struct Summary {
     out_bytes_per_page: Option<f64>,
     /// From the last page request to the crawler's exit.
     end_of_crawl_pass_s: Option<f64>,
-    /// The learner's own end-of-crawl pass figure (its summary line).
+    /// The learner's own end-of-crawl pass figure (its summary line): time summed over the
+    /// sites, which run on parallel threads, so above the wall time on 2 cores.
     learner_final_pass_s: Option<f64>,
     learner_backlog_max: Option<u64>,
     /// (seconds, pages) when the crawler was killed.
@@ -638,7 +634,7 @@ fn print_summary(s: &Summary) {
         s.out_files
     );
     println!(
-        "  end-of-crawl pass   {} s after the last page request (learner's own figure {} s)",
+        "  end-of-crawl pass   {} s after the last page request (learner: {} s summed over sites)",
         f(s.end_of_crawl_pass_s),
         f(s.learner_final_pass_s)
     );
