@@ -388,6 +388,7 @@ fn sample(
             .as_ref()
             .zip(cleaned)
             .map(|(r, c)| r.pages.saturating_sub(c)),
+        load1: series::load1(),
         phase: if quiet && pages > 0 { "final" } else { "crawl" },
     }
 }
@@ -471,6 +472,10 @@ struct Summary {
     export_bytes: Option<u64>,
     export_lines: Option<u64>,
     server_cpu_s: f64,
+    /// Mean and largest 1-minute load average over the samples (2 cores: above 2, the crawler
+    /// waited for CPU).
+    load1_mean: f64,
+    load1_max: f64,
     server_cpu_ms_per_page: Option<f64>,
     /// The crawler's own summary lines.
     crawler_summary: Vec<String>,
@@ -575,6 +580,8 @@ fn summarise(
         export_bytes: export.as_ref().map(|e| e.1),
         export_lines: export.as_ref().map(|e| e.2),
         server_cpu_s: server_cpu.as_secs_f64(),
+        load1_mean: w.samples.iter().map(|s| s.load1).sum::<f64>() / w.samples.len().max(1) as f64,
+        load1_max: w.samples.iter().map(|s| s.load1).fold(0.0, f64::max),
         server_cpu_ms_per_page: (pages > 0)
             .then(|| server_cpu.as_secs_f64() * 1000.0 / pages as f64),
         crawler_summary: log
@@ -657,6 +664,10 @@ fn print_summary(s: &Summary) {
         s.server_cpu_s,
         s.server_cpu_ms_per_page
             .map_or("-".into(), |v| format!("{v:.3}"))
+    );
+    println!(
+        "  machine load        {:.1} mean, {:.1} max (1-minute load average, 2 cores)",
+        s.load1_mean, s.load1_max
     );
     for l in &s.crawler_summary {
         println!("  crawler: {l}");

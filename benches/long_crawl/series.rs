@@ -32,6 +32,8 @@ pub struct Sample {
     pub queued: Option<u64>,
     pub cleaned: Option<u64>,
     pub backlog: Option<u64>,
+    /// The machine's 1-minute load average (/proc/loadavg): how shared the 2 cores were.
+    pub load1: f64,
     /// What the crawler is doing: `crawl` (pages still coming) or `final` (no page for 5 s:
     /// the end-of-crawl pass).
     pub phase: &'static str,
@@ -39,12 +41,12 @@ pub struct Sample {
 
 impl Sample {
     pub const HEADER: &'static str = "t_s\trun\tpages\tpages_per_s\tunique\trss_mb\thwm_mb\t\
-                                      store_mb\tstored\tqueued\tcleaned\tbacklog\tphase";
+                                      store_mb\tstored\tqueued\tcleaned\tbacklog\tload1\tphase";
 
     pub fn tsv(&self) -> String {
         let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         format!(
-            "{:.1}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}",
+            "{:.1}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{:.2}\t{}",
             self.t_s,
             self.run,
             self.pages,
@@ -57,6 +59,7 @@ impl Sample {
             opt(self.queued),
             opt(self.cleaned),
             opt(self.backlog),
+            self.load1,
             self.phase
         )
     }
@@ -126,6 +129,14 @@ impl Timeline {
         }
         out
     }
+}
+
+/// The 1-minute load average.
+pub fn load1() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// "12.3 MB"-style megabytes (10^6 bytes).
