@@ -9,3 +9,7 @@ mod hostile;
 mod inspect_cmd;
 mod server_selftest;
 mod support;
+// The long-crawl benchmark's procedural universe, tested in `universe_server`.
+#[path = "../benches/universe/mod.rs"]
+mod universe;
+mod universe_server;

@@ -1,4 +1,8 @@
-//! Linux /proc readers for the crawl benchmark: a process's peak RSS (VmHWM) and CPU time.
+//! Linux /proc readers for the crawl benchmarks: a process's resident set (VmRSS) and its peak
+//! (VmHWM), and CPU time of a process or of some of its threads.
+
+// `crawl` and `long_crawl` each use a part of this module.
+#![allow(dead_code)]
 
 use std::time::Duration;
 
@@ -8,6 +12,11 @@ const TICKS_PER_SEC: u64 = 100;
 /// `VmHWM` (peak resident set) of `pid` in KiB; `None` once the process is gone or reaped.
 pub fn peak_rss_kib(pid: u32) -> Option<u64> {
     status_field(&format!("/proc/{pid}/status"), "VmHWM:")
+}
+
+/// `VmRSS` (resident set now) of `pid` in KiB; `None` once the process is gone or reaped.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    status_field(&format!("/proc/{pid}/status"), "VmRSS:")
 }
 
 fn status_field(path: &str, key: &str) -> Option<u64> {
@@ -23,7 +32,27 @@ fn status_field(path: &str, key: &str) -> Option<u64> {
 
 /// User + system CPU time of `pid` ("self" for this process).
 pub fn cpu_time(pid: &str) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_cpu(&format!("/proc/{pid}/stat"))
+}
+
+/// CPU time of this process's threads whose name starts with `prefix` (e.g. the test server's
+/// runtime workers, named `test-server`).
+pub fn threads_cpu_time(prefix: &str) -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.trim_end().starts_with(prefix))
+        })
+        .filter_map(|t| stat_cpu(&t.path().join("stat").to_string_lossy()))
+        .sum()
+}
+
+fn stat_cpu(path: &str) -> Option<Duration> {
+    let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name (which may contain spaces) start after the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();

@@ -2,12 +2,13 @@
 //! addresses such as 127.0.0.2 for a second *host*), each serving a `Site` and logging every
 //! request server-side: arrival time (tokio `Instant`, so paused time applies, and wall clock),
 //! method, target, Host, User-Agent, status, connection. From the log: counts per target, gaps
-//! between request starts, peak in-flight requests and connections. Dropping the server stops
-//! every origin and closes their connections.
+//! between request starts, peak in-flight requests and connections. `Origin::set_logging(false)`
+//! keeps only the counters (a million-request benchmark). Dropping the server stops every origin
+//! and closes their connections.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -85,6 +86,9 @@ pub(super) struct OriginInner {
     fallback: RwLock<Endpoint>,
     latency: Mutex<Duration>,
     log: Mutex<Log>,
+    /// `false`: requests are counted (`unlogged`), not logged.
+    logging: AtomicBool,
+    unlogged: AtomicUsize,
     pub(super) in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     connections: AtomicU64,
@@ -129,6 +133,11 @@ impl OriginInner {
         };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        if !self.logging.load(Ordering::Relaxed) {
+            self.unlogged.fetch_add(1, Ordering::Relaxed);
+            // No log entry: `completed` finds no hit at this index.
+            return InFlight(self.clone(), usize::MAX);
+        }
         let index = {
             let mut log = self.log.lock().expect("log lock");
             *log.counts.entry(target.clone()).or_default() += 1;
@@ -246,6 +255,13 @@ impl Origin {
         }
     }
 
+    /// `false`: count requests only (`total_hits`, in-flight, bytes), keep no per-request log,
+    /// so a long benchmark's server stays small; the log-based queries then see no requests.
+    /// Default `true`.
+    pub fn set_logging(&self, on: bool) {
+        self.inner.logging.store(on, Ordering::Relaxed);
+    }
+
     /// What unmatched targets get (default: a 404 page).
     pub fn set_fallback(&self, endpoint: Endpoint) {
         *self.inner.fallback.write().expect("fallback lock") = endpoint;
@@ -290,8 +306,10 @@ impl Origin {
         counts
     }
 
+    /// Every request so far, logged or (with `set_logging(false)`) only counted.
     pub fn total_hits(&self) -> usize {
         self.inner.log.lock().expect("log lock").hits.len()
+            + self.inner.unlogged.load(Ordering::Relaxed)
     }
 
     /// Every request so far, in arrival order.
@@ -464,6 +482,8 @@ impl TestServer {
             fallback: RwLock::new(Endpoint::not_found()),
             latency: Mutex::new(Duration::ZERO),
             log: Mutex::new(Log::default()),
+            logging: AtomicBool::new(true),
+            unlogged: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             connections: AtomicU64::new(0),

@@ -1,0 +1,151 @@
+//! The procedural universe on a `TestServer`: one origin (port) per site, each answering every
+//! target from `Universe` at request time (pages, robots.txt, sitemap index and chunks, 404s),
+//! with the server's per-request log off and `Counters` instead: pages served, distinct pages
+//! (a bitset, one bit per page), bytes, other requests, and the time of the last page request
+//! and of the first one after a mark (resume timing).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::Universe;
+use crate::support::{Endpoint, Site, TestServer};
+
+/// What the universe's origins served, counted without a per-request log.
+pub struct Counters {
+    start: Instant,
+    pages_per_origin: usize,
+    /// Page requests answered with a page (200).
+    pub pages: AtomicU64,
+    /// Distinct pages served at least once.
+    pub unique: AtomicU64,
+    /// robots.txt and sitemap requests.
+    pub meta: AtomicU64,
+    /// Requests for anything the universe does not serve (404).
+    pub missing: AtomicU64,
+    /// Body bytes of pages served.
+    pub bytes: AtomicU64,
+    seen: Vec<AtomicU64>,
+    /// Milliseconds from `start` to the last page request (+1, so 0 = none yet).
+    last_page_ms: AtomicU64,
+    armed: AtomicBool,
+    /// Milliseconds from `start` to the first page request after `arm` (+1, 0 = none yet).
+    first_after_arm_ms: AtomicU64,
+}
+
+impl Counters {
+    fn new(origins: usize, pages: usize) -> Counters {
+        let bits = origins * pages;
+        Counters {
+            start: Instant::now(),
+            pages_per_origin: pages,
+            pages: AtomicU64::new(0),
+            unique: AtomicU64::new(0),
+            meta: AtomicU64::new(0),
+            missing: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            seen: (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            last_page_ms: AtomicU64::new(0),
+            armed: AtomicBool::new(false),
+            first_after_arm_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn page_served(&self, origin: usize, page: usize, len: usize) {
+        let now = self.start.elapsed().as_millis() as u64 + 1;
+        self.pages.fetch_add(1, Relaxed);
+        self.bytes.fetch_add(len as u64, Relaxed);
+        let bit = origin * self.pages_per_origin + page;
+        let mask = 1u64 << (bit % 64);
+        if self.seen[bit / 64].fetch_or(mask, Relaxed) & mask == 0 {
+            self.unique.fetch_add(1, Relaxed);
+        }
+        self.last_page_ms.fetch_max(now, Relaxed);
+        if self.armed.load(Relaxed) {
+            let _ = self
+                .first_after_arm_ms
+                .compare_exchange(0, now, Relaxed, Relaxed);
+        }
+    }
+
+    /// The instant the counters count from.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    pub fn pages(&self) -> u64 {
+        self.pages.load(Relaxed)
+    }
+
+    /// When the last page request arrived (`None`: none yet).
+    pub fn last_page_at(&self) -> Option<Instant> {
+        match self.last_page_ms.load(Relaxed) {
+            0 => None,
+            ms => Some(self.start + Duration::from_millis(ms - 1)),
+        }
+    }
+
+    /// From now on, note the first page request (see `first_after_arm`).
+    pub fn arm(&self) {
+        self.first_after_arm_ms.store(0, Relaxed);
+        self.armed.store(true, Relaxed);
+    }
+
+    /// When the first page request after `arm` arrived (`None`: none yet).
+    pub fn first_after_arm(&self) -> Option<Instant> {
+        match self.first_after_arm_ms.load(Relaxed) {
+            0 => None,
+            ms => Some(self.start + Duration::from_millis(ms - 1)),
+        }
+    }
+}
+
+/// Serve `universe` on a server of its own (a runtime with `threads` workers): origin `i` of
+/// the server is site `i` of the universe.
+pub fn serve(universe: Arc<Universe>, threads: usize) -> (TestServer, Arc<Counters>) {
+    let spec = universe.spec().clone();
+    let server = TestServer::background(spec.origins, threads);
+    let counters = Arc::new(Counters::new(spec.origins, spec.pages));
+    for (i, origin) in server.origins().iter().enumerate() {
+        origin.set_logging(false);
+        let (u, c, base) = (universe.clone(), counters.clone(), origin.base());
+        let endpoint = Endpoint::dynamic(move |target| respond(&u, &c, i, &base, target));
+        origin.serve(Site::new().prefix("/", endpoint));
+    }
+    (server, counters)
+}
+
+/// The reply to `target` on origin `i` (whose base URL is `base`).
+fn respond(u: &Universe, c: &Counters, i: usize, base: &str, target: &str) -> Endpoint {
+    let meta = |body: Option<String>, xml: bool| {
+        c.meta.fetch_add(1, Relaxed);
+        match (body, xml) {
+            (Some(b), true) => Endpoint::typed("application/xml", b),
+            (Some(b), false) => Endpoint::text(b),
+            (None, _) => Endpoint::not_found(),
+        }
+    };
+    match target {
+        "/robots.txt" => return meta(Some(u.robots(base)), false),
+        "/sitemap.xml" => return meta(Some(u.sitemap_index(base)), true),
+        _ => {}
+    }
+    if let Some(k) = target
+        .strip_prefix("/sitemap-")
+        .and_then(|t| t.strip_suffix(".xml"))
+    {
+        let chunk = k.parse().ok().filter(|_| !k.starts_with('+'));
+        return meta(chunk.and_then(|k| u.sitemap_chunk(i, base, k)), true);
+    }
+    match u.page_number(i, target) {
+        Some(page) => {
+            let html = super::markup::render(u, i, page);
+            c.page_served(i, page, html.len());
+            Endpoint::html(html)
+        }
+        None => {
+            c.missing.fetch_add(1, Relaxed);
+            Endpoint::not_found()
+        }
+    }
+}
