@@ -68,6 +68,7 @@ impl StatusReport {
     /// Read everything from an open store.
     pub fn from_store(store: &Store) -> Result<StatusReport, StoreError> {
         let mut hosts: HashMap<String, HostRow> = HashMap::new();
+        let cleaned_ids = store.cleaned_ids()?;
         for (site, c) in store.sites() {
             let row = hosts.entry(site.clone()).or_default();
             row.host = site;
@@ -76,11 +77,11 @@ impl StatusReport {
             row.clusters = store
                 .site_clusters(&row.host)?
                 .map_or(0, |k| k.clusters.len() as u64);
-            let mut cleaned = 0;
-            for id in store.site_pages(&row.host)? {
-                cleaned += u64::from(store.has_cleaned(id)?);
-            }
-            row.cleaned = cleaned;
+            row.cleaned = store
+                .site_pages(&row.host)?
+                .iter()
+                .filter(|id| cleaned_ids.contains(id))
+                .count() as u64;
         }
         let lengths = store.queue_lengths()?;
         let mut queued = 0;

@@ -549,6 +549,19 @@ impl Store {
     }
 
     /// Whether the page has cleaned text (without decoding it).
+    /// The ids of every page with cleaned text, read in one pass over the store's keys (no
+    /// values): what `status` counts per site, in one sequential scan instead of one lookup per
+    /// page (which took 4.5–18 s on a cold 100,000-page store).
+    pub fn cleaned_ids(&self) -> Result<std::collections::HashSet<u64>, StoreError> {
+        let mut ids = std::collections::HashSet::new();
+        for k in self.tree.scan_prefix([key::CLEAN_SUM]).keys() {
+            if let Ok(b) = <[u8; 8]>::try_from(&k?[1..]) {
+                ids.insert(u64::from_be_bytes(b));
+            }
+        }
+        Ok(ids)
+    }
+
     pub fn has_cleaned(&self, id: u64) -> Result<bool, StoreError> {
         Ok(self.tree.contains_key(key::page(key::CLEAN_SUM, id))?)
     }

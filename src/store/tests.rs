@@ -161,6 +161,8 @@ fn cleaned_text_and_its_summary_agree() {
     )
     .unwrap();
     assert_ne!(s.cleaned_sum(9).unwrap().unwrap().1, hash);
+    s.put_cleaned(0x0100, &rec).unwrap();
+    assert_eq!(s.cleaned_ids().unwrap(), [9, 0x0100].into());
 }
 
 #[test]
