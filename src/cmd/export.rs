@@ -64,11 +64,10 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
         hosts,
         jobs: crate::pool::available(),
     };
-    let done =
-        corpus::export(&store, &opts, sink.as_mut(), || bar.inc(1)).and_then(|summary| {
-            sink.finish()?;
-            Ok(summary)
-        });
+    let done = corpus::export(&store, &opts, sink.as_mut(), || bar.inc(1)).and_then(|summary| {
+        sink.finish()?;
+        Ok(summary)
+    });
     bar.finish_and_clear();
     match done {
         // `export | head`: the reader has all it wants; stop quietly, as ripgrep does.
@@ -103,10 +102,7 @@ fn chosen_hosts(store: &Store, asked: &[String]) -> Result<Vec<String>, ExportEr
 
 /// The closing line (printed on stderr).
 pub fn report(summary: &Summary, hosts: usize, dedup: Dedup) -> String {
-    let mut line = format!(
-        "Exported {} pages from {} host(s)",
-        summary.exported, hosts
-    );
+    let mut line = format!("Exported {} pages from {} host(s)", summary.exported, hosts);
     let (exact, near) = match dedup {
         Dedup::Mark => (summary.marked_exact, summary.marked_near),
         _ => (summary.dropped_exact, summary.dropped_near),

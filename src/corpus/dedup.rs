@@ -234,7 +234,9 @@ mod tests {
         let mut x = seed;
         (0..n)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 format!("w{}", (x >> 33) % 5000)
             })
             .collect()
@@ -290,8 +292,14 @@ mod tests {
         check(&mut index, 1, &base.join(" "), true);
         let mut b = base.clone();
         b[10] = "x".into();
-        assert_eq!(check(&mut index, 2, &b.join(" "), true), Some((1, Kind::Near)));
-        assert_eq!(check(&mut index, 3, &b.join(" "), true), Some((1, Kind::Near)));
+        assert_eq!(
+            check(&mut index, 2, &b.join(" "), true),
+            Some((1, Kind::Near))
+        );
+        assert_eq!(
+            check(&mut index, 3, &b.join(" "), true),
+            Some((1, Kind::Near))
+        );
     }
 
     #[test]

@@ -188,9 +188,8 @@ fn json_ld_values<'a>(docs: &'a [Json], key: &str) -> Vec<&'a Json> {
         }
     }
     fn is_article(t: Option<&Json>) -> bool {
-        let one = |s: &str| {
-            s.ends_with("Article") || s.ends_with("Posting") || s.ends_with("Report")
-        };
+        let one =
+            |s: &str| s.ends_with("Article") || s.ends_with("Posting") || s.ends_with("Report");
         match t {
             Some(Json::String(s)) => one(s),
             Some(Json::Array(a)) => a.iter().any(|x| x.as_str().is_some_and(one)),
@@ -327,7 +326,11 @@ mod tests {
             <a rel=author href=/u/ann>By Ann Lee</a><time datetime="2021-01-01">"#;
         let s = stated(&scan(html), "https://e.example/a");
         assert_eq!(s.published.as_deref(), Some("2023-01-02"));
-        assert_eq!(s.author.as_deref(), Some("Ann Lee"), "profile URLs are not names");
+        assert_eq!(
+            s.author.as_deref(),
+            Some("Ann Lee"),
+            "profile URLs are not names"
+        );
 
         let s = stated(
             &scan(r#"<time datetime=2021-01-01>a</time><time pubdate datetime=2020-02-02>"#),
@@ -342,12 +345,16 @@ mod tests {
 
     #[test]
     fn canonical_resolves_against_the_page_and_falls_back_to_og_url() {
-        let m = scan(r#"<link rel=canonical href="../b?x=1"><meta property=og:url content="https://o.example/">"#);
+        let m = scan(
+            r#"<link rel=canonical href="../b?x=1"><meta property=og:url content="https://o.example/">"#,
+        );
         assert_eq!(
             stated(&m, "https://e.example/d/a").canonical.as_deref(),
             Some("https://e.example/b?x=1")
         );
-        let m = scan(r#"<link rel=canonical href="javascript:x()"><meta property=og:url content="https://o.example/p">"#);
+        let m = scan(
+            r#"<link rel=canonical href="javascript:x()"><meta property=og:url content="https://o.example/p">"#,
+        );
         assert_eq!(
             stated(&m, "https://e.example/").canonical.as_deref(),
             Some("https://o.example/p")

@@ -94,7 +94,11 @@ mod tests {
         // The nav's 4 tokens are template; a has 4 own tokens, b 6.
         assert_eq!(t.ratio(7, &a), Some(0.5));
         assert_eq!(t.ratio(7, &b), Some(0.4));
-        assert_eq!(t.ratio(8, &a), Some(0.0), "a one-page cluster has no template");
+        assert_eq!(
+            t.ratio(8, &a),
+            Some(0.0),
+            "a one-page cluster has no template"
+        );
         assert_eq!(t.ratio(9, &a), None, "unknown cluster");
         assert_eq!(t.ratio(7, &parse_html("<p> </p>").dom), None);
     }

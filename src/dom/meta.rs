@@ -142,9 +142,8 @@ impl State {
             }
             "script"
                 if out.json_ld.len() < MAX_JSON_LD
-                    && attr(tag, "type").is_some_and(|t| {
-                        t.trim().eq_ignore_ascii_case("application/ld+json")
-                    }) =>
+                    && attr(tag, "type")
+                        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json")) =>
             {
                 self.begin(Capture::JsonLd);
             }

@@ -100,8 +100,9 @@ pub fn encode(record: &Record, fields: &[Field], line: &mut Vec<u8>) {
             Value::U32(n) => line.extend_from_slice(n.to_string().as_bytes()),
             // Finite by construction (ratios and confidences in [0, 1]); serde_json writes
             // the shortest form that reads back to the same f64.
-            Value::F64(x) => serde_json::to_writer(&mut *line, &x)
-                .expect("invariant: a Vec takes any write"),
+            Value::F64(x) => {
+                serde_json::to_writer(&mut *line, &x).expect("invariant: a Vec takes any write")
+            }
         }
     }
     line.push(b'}');
@@ -113,7 +114,10 @@ impl Sink for JsonlSink {
         encode(record, &self.fields, &mut self.line);
         self.line.push(b'\n');
         let path = &self.path;
-        self.out.writer().write_all(&self.line).map_err(io_error(path))
+        self.out
+            .writer()
+            .write_all(&self.line)
+            .map_err(io_error(path))
     }
 
     fn finish(self: Box<Self>) -> Result<(), CorpusError> {

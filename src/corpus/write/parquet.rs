@@ -62,9 +62,17 @@ pub fn schema(fields: &[Field]) -> Result<Type, ParquetError> {
 
 /// One column's values for the row group being filled.
 enum Column {
-    Bytes { values: Vec<ByteArray>, defs: Vec<i16> },
-    Int { values: Vec<i32> },
-    Double { values: Vec<f64>, defs: Vec<i16> },
+    Bytes {
+        values: Vec<ByteArray>,
+        defs: Vec<i16>,
+    },
+    Int {
+        values: Vec<i32>,
+    },
+    Double {
+        values: Vec<f64>,
+        defs: Vec<i16>,
+    },
 }
 
 pub struct ParquetSink {
@@ -114,7 +122,8 @@ impl ParquetSink {
             match column {
                 Column::Bytes { values, defs } => {
                     let defs = (!defs.is_empty()).then_some(&defs[..]);
-                    out.typed::<ByteArrayType>().write_batch(values, defs, None)?;
+                    out.typed::<ByteArrayType>()
+                        .write_batch(values, defs, None)?;
                 }
                 Column::Int { values } => {
                     out.typed::<Int32Type>().write_batch(values, None, None)?;
