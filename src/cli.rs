@@ -175,15 +175,25 @@ pub struct ExportArgs {
     /// Data directory.
     #[arg(long, default_value = "thresher-data")]
     pub data: PathBuf,
-    /// jsonl or text.
-    #[arg(long, default_value = "jsonl")]
-    pub format: String,
-    /// Output file (jsonl) or directory (text); standard output when omitted (jsonl only).
+    /// jsonl, parquet or text [default: parquet when --out ends in .parquet, else jsonl].
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Output file (jsonl: .gz / .zst compress; parquet) or directory (text); standard output
+    /// when omitted (jsonl only).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Only these hosts (repeatable).
     #[arg(long)]
     pub host: Vec<String>,
+    /// Duplicates: none, exact (same cleaned text), near (also MinHash Jaccard >= 0.8 of word
+    /// 5-shingles), mark (keep all; duplicates get dup_of). Across hosts; the first page wins.
+    #[arg(long, default_value = "none")]
+    pub dedup: String,
+    /// Columns, comma-separated, in this order (jsonl and parquet); default: all of id, url,
+    /// host, canonical, lang, lang_confidence, title, published, author, fetched_at,
+    /// last_modified, cluster, template_ratio, dup_of, text.
+    #[arg(long)]
+    pub fields: Option<String>,
     #[arg(long, short)]
     pub quiet: bool,
 }

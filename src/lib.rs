@@ -15,6 +15,8 @@
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`, and
 //!   writing records and rotating files for the crawl's WARC archive (`crawl::archive`).
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
+//! - `corpus`: the exported corpus: records with metadata (canonical, language, dates, author,
+//!   template ratio), deduplication across hosts, JSON Lines / Parquet / text writers.
 //! - `progress`: showing a running crawl (bars or log lines) from its figures, `crawl::stats`.
 //! - `status`: a data directory's report (pages, queues, errors per host) and the snapshot of it
 //!   a running crawl writes; `cmd::status` shows it.
@@ -22,13 +24,14 @@
 //! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
 //! below it. `dom`, `output`, `pool`, `warc`, `eval` and `cli` import no other thresher module;
 //! `template` builds on `dom`; `detect` on `template`; `config` and `store` on those; `crawl` on
-//! `config` and `store`; `learn` and `progress` on `crawl`; `status` on `progress`; `cmd` on
+//! `config` and `store`; `learn`, `corpus` and `progress` on `crawl`; `status` on `progress`; `cmd` on
 //! everything; `main.rs` on `cmd`. Nothing below `cmd` imports it, no two files import each other, sled is
 //! reached only through `store` and html5ever only through `dom`.
 
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod corpus;
 pub mod crawl;
 pub mod detect;
 pub mod dom;

@@ -5,6 +5,7 @@ mod clean_cmd;
 mod clean_quality;
 mod crawl;
 mod eval_cmd;
+mod export;
 mod hostile;
 mod inspect_cmd;
 mod server_selftest;

@@ -19,6 +19,7 @@
 
 pub mod blobs;
 pub mod conn;
+pub mod corpus;
 pub mod endpoint;
 pub mod lorem;
 pub mod server;
