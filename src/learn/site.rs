@@ -15,8 +15,8 @@ use crate::detect::{self, Detector};
 use crate::dom::Dom;
 use crate::store::{now_ms, ClusterSummary, SiteClusters, Store, StoreError};
 use crate::template::clean::ClusterModel;
-use crate::template::engine;
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
+use crate::template::{engine, support};
 
 /// Pages a cluster's interim content model learns from at most (evenly spread over its
 /// members); the end-of-crawl pass always learns from all of them.
@@ -239,6 +239,7 @@ impl SiteLearner<'_> {
             .map(|(i, &id)| (id, i as u32))
             .collect();
         let essential = engine::essential_from_sets(&sets);
+        let keys: Vec<u64> = sets.iter().map(|s| engine::sample_key(s)).collect();
         drop(sets);
         let mut labels: Vec<ClusterId> = hc.clusters().collect();
         labels.sort_unstable();
@@ -252,6 +253,13 @@ impl SiteLearner<'_> {
                 .filter_map(|id| index.get(id).copied())
                 .collect();
             members.sort_unstable();
+            if members.len() > engine::LEARN_SAMPLE {
+                let (summary, n) =
+                    self.stream_cluster(site, label, &members, &ids, &essential, &keys)?;
+                written += n;
+                clusters.push(summary);
+                continue;
+            }
             let mut doms = Vec::with_capacity(members.len());
             let mut kept = Vec::with_capacity(members.len());
             for &m in &members {
@@ -289,6 +297,76 @@ impl SiteLearner<'_> {
         state.clusters = Some(hc);
         state.models.clear();
         Ok((ids.len() as u64, clusters, written))
+    }
+
+    /// A cluster larger than `engine::LEARN_SAMPLE` in the end-of-crawl pass: its model learns
+    /// from the sample `engine::clean_cluster` would pick (only those DOMs in memory at once),
+    /// then each page is loaded, cleaned and written in turn — the same text as `clean`, with
+    /// memory bounded by the sample rather than the cluster. Returns the cluster's summary and
+    /// how many pages' text changed.
+    fn stream_cluster(
+        &self,
+        site: &str,
+        label: ClusterId,
+        members: &[u32],
+        ids: &[u64],
+        essential: &[Vec<u64>],
+        keys: &[u64],
+    ) -> Result<(ClusterSummary, u64), LearnError> {
+        let template = support::template(members.iter().map(|&m| essential[m as usize].as_slice()));
+        let member_keys: Vec<u64> = members.iter().map(|&m| keys[m as usize]).collect();
+        let chosen = engine::learn_sample(&member_keys);
+        let mut sample = Vec::new();
+        let mut sample_ids = Vec::new();
+        for &k in &chosen {
+            let id = ids[members[k] as usize];
+            if let Some(d) = self.store.dom(id)? {
+                sample.push(d);
+                sample_ids.push(id);
+            }
+        }
+        let refs: Vec<&Dom> = sample.iter().collect();
+        // The sample's own texts come with its learning, as in `engine::clean_cluster`.
+        let (model, sample_texts) = ClusterModel::learn_and_clean(&refs, &template);
+        drop(refs);
+        drop(sample);
+        let mut kept: Vec<u64> = Vec::with_capacity(members.len());
+        let mut records = Vec::new();
+        for (&id, text) in sample_ids.iter().zip(sample_texts) {
+            records.extend(self.out.file(self.store, site, id, label, text)?);
+            kept.push(id);
+        }
+        self.store.put_cleaned_many(&records)?;
+        let mut written = records.len() as u64;
+        let in_sample: std::collections::HashSet<u64> = sample_ids.into_iter().collect();
+        for chunk in members.chunks(engine::LEARN_SAMPLE) {
+            let mut records = Vec::new();
+            for &m in chunk {
+                let id = ids[m as usize];
+                if in_sample.contains(&id) {
+                    continue;
+                }
+                if let Some(dom) = self.store.dom(id)? {
+                    records.extend(self.out.file(
+                        self.store,
+                        site,
+                        id,
+                        label,
+                        model.clean(&dom),
+                    )?);
+                    kept.push(id);
+                }
+            }
+            self.store.put_cleaned_many(&records)?;
+            written += records.len() as u64;
+        }
+        kept.sort_unstable();
+        let summary = ClusterSummary {
+            id: label,
+            members: kept,
+            template,
+        };
+        Ok((summary, written))
     }
 
     /// The site's page ids, ascending, with one stored record each (pages without it skipped).
@@ -569,5 +647,46 @@ mod tests {
         assert_eq!(saved(), 11);
         let mut resumed = SiteState::default();
         assert!(learner.unclustered(SITE, &mut resumed).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_cluster_past_the_learning_sample_streams_to_the_same_text_as_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
+        let out = Output::new(&dir.path().join("out"));
+        let learner = text_learner(&store, &out);
+        for n in 0..2 * (engine::LEARN_SAMPLE + 20) {
+            store_page(&store, n);
+        }
+        learner.finish(SITE, &mut SiteState::default()).unwrap();
+        let ids = store.site_pages(SITE).unwrap();
+        let sets: Vec<Vec<u64>> = ids
+            .iter()
+            .map(|&id| store.path_set(id).unwrap().unwrap())
+            .collect();
+        let essential = engine::essential_from_sets(&sets);
+        let summary = store.site_clusters(SITE).unwrap().unwrap();
+        assert!(summary
+            .clusters
+            .iter()
+            .any(|c| c.members.len() > engine::LEARN_SAMPLE));
+        for c in &summary.clusters {
+            let doms: Vec<Dom> = c
+                .members
+                .iter()
+                .map(|&id| store.dom(id).unwrap().unwrap())
+                .collect();
+            let pages: Vec<&Dom> = doms.iter().collect();
+            let refs: Vec<&[u64]> = c
+                .members
+                .iter()
+                .map(|id| essential[ids.binary_search(id).unwrap()].as_slice())
+                .collect();
+            let (template, texts) = engine::clean_cluster(&pages, &refs);
+            assert_eq!(template, c.template);
+            for (id, text) in c.members.iter().zip(texts) {
+                assert_eq!(store.cleaned(*id).unwrap().unwrap().text, text, "page {id}");
+            }
+        }
     }
 }

@@ -45,6 +45,34 @@ pub fn clean_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<Str
     clean_cluster_with(pages, essential, Features::ALL)
 }
 
+/// A cluster's content model learns from at most this many of its pages; every page is then
+/// cleaned with it. Bounds what learning a large cluster holds in memory (the crawl's
+/// end-of-crawl pass loads only these pages' DOMs at once, then streams the rest). 256 is above
+/// every dev-set cluster (the largest, 250 pages), so no dev-set figure depends on it; past it,
+/// the pages agree on repeated text and the region long before (`LEARN_SAMPLE` pages already
+/// give each vote hundreds of pages).
+pub const LEARN_SAMPLE: usize = 256;
+
+/// The key that picks a cluster's learning sample: the hash of the page's path set (its text at
+/// its paths), so the sample does not depend on page order — the crawl and `clean` pick the same
+/// pages whatever order they hold them in.
+pub fn sample_key(path_set: &[u64]) -> u64 {
+    let bytes: Vec<u8> = path_set.iter().flat_map(|p| p.to_le_bytes()).collect();
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
+/// Indices into `keys` (one `sample_key` per page of a cluster of more than `LEARN_SAMPLE`
+/// pages) of the pages its model learns from: one page per distinct key, the `LEARN_SAMPLE`
+/// smallest keys, in ascending index order.
+pub fn learn_sample(keys: &[u64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_unstable_by_key(|&i| (keys[i], i));
+    order.dedup_by_key(|i| keys[*i]);
+    order.truncate(LEARN_SAMPLE);
+    order.sort_unstable();
+    order
+}
+
 /// `clean_cluster` with some components off (the dev harness's ablations).
 fn clean_cluster_with(
     pages: &[&Dom],
@@ -52,7 +80,24 @@ fn clean_cluster_with(
     features: Features,
 ) -> (Vec<u64>, Vec<String>) {
     let template = support::template(essential.iter().copied());
-    let (_, texts) = ClusterModel::learn_and_clean_with(pages, &template, features);
+    if pages.len() <= LEARN_SAMPLE {
+        let (_, texts) = ClusterModel::learn_and_clean_with(pages, &template, features);
+        return (template, texts);
+    }
+    let keys: Vec<u64> = pages.iter().map(|d| sample_key(&d.path_set())).collect();
+    let chosen = learn_sample(&keys);
+    let sample: Vec<&Dom> = chosen.iter().map(|&i| pages[i]).collect();
+    // The sample's own texts come with its learning (each page scored once).
+    let (model, sample_texts) = ClusterModel::learn_and_clean_with(&sample, &template, features);
+    let mut texts: Vec<Option<String>> = vec![None; pages.len()];
+    for (&i, t) in chosen.iter().zip(sample_texts) {
+        texts[i] = Some(t);
+    }
+    let texts = texts
+        .into_iter()
+        .zip(pages)
+        .map(|(t, d)| t.unwrap_or_else(|| model.clean(d)))
+        .collect();
     (template, texts)
 }
 
@@ -102,6 +147,35 @@ pub fn learn_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Cluster
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_past_the_learning_sample_cleans_the_same_in_any_page_order() {
+        use crate::template::clean::tests::news_page;
+        let doms: Vec<Dom> = (0..LEARN_SAMPLE + 30)
+            .map(|i| crate::dom::parse_html(&news_page(i)).dom)
+            .collect();
+        let sets = essential_sets(&doms);
+        let forward: Vec<usize> = (0..doms.len()).collect();
+        let mut shuffled = forward.clone();
+        shuffled.reverse();
+        shuffled.swap(3, 200);
+        let clean = |order: &[usize]| {
+            let pages: Vec<&Dom> = order.iter().map(|&i| &doms[i]).collect();
+            let refs: Vec<&[u64]> = order.iter().map(|&i| sets[i].as_slice()).collect();
+            let (template, texts) = clean_cluster(&pages, &refs);
+            let mut by_page = vec![String::new(); doms.len()];
+            for (&i, t) in order.iter().zip(texts) {
+                by_page[i] = t;
+            }
+            (template, by_page)
+        };
+        let (a, b) = (clean(&forward), clean(&shuffled));
+        assert_eq!(a, b);
+        assert!(a.1.iter().all(|t| !t.is_empty()));
+        // The sample: LEARN_SAMPLE distinct pages, whatever the order.
+        let keys: Vec<u64> = doms.iter().map(|d| sample_key(&d.path_set())).collect();
+        assert_eq!(learn_sample(&keys).len(), LEARN_SAMPLE);
+    }
     use crate::template::clean::tests::{body_paragraph, site};
 
     #[test]
