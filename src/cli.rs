@@ -147,6 +147,10 @@ pub struct StatusArgs {
     /// Data directory.
     #[arg(long, default_value = "thresher-data")]
     pub data: PathBuf,
+    /// The report as one JSON object (the schema of `status.json`, docs/status.md), for scripts
+    /// and dashboards.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -26,7 +26,15 @@ pub enum StatusError {
 }
 
 pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
-    let text = report(&args.data)?.render();
+    let report = report(&args.data)?;
+    let text = if args.json {
+        let mut json = serde_json::to_string_pretty(&report)
+            .expect("invariant: a status report serialises (plain data, string keys)");
+        json.push('\n');
+        json
+    } else {
+        report.render()
+    };
     // `status | head`: a closed pipe is the reader's choice, not an error (nor a panic).
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())

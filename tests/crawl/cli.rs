@@ -74,6 +74,20 @@ fn bad_seed_lines_are_reported_with_line_numbers_and_skipped() {
         "{text}"
     );
     assert!(text.contains("state finished"), "{text}");
+
+    // The same report as JSON, for scripts (docs/status.md).
+    let json = Command::new(thresher_bin())
+        .args(["status", "--json", "--data"])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(json.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("status --json is JSON");
+    assert_eq!(v["pages"], 1, "{v}");
+    assert_eq!(v["live"], false);
+    assert_eq!(v["hosts"][0]["host"], o.host_port().as_str());
+    assert_eq!(v["hosts"][0]["pages"], 1);
+    assert_eq!(v["last_run"]["state"], "finished");
 }
 
 #[test]
