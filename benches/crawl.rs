@@ -2,11 +2,10 @@
 //! per site, pages assembled from shared `Bytes`), run the release `thresher crawl` on it as a
 //! child process, and report what the server saw (pages, duplicates, bytes, gaps between
 //! requests per origin, peak in-flight per origin) and what the child cost (wall time, peak RSS
-//! from /proc VmHWM, CPU). `--standin` runs the in-tree stand-in crawler instead (plumbing
-//! check and reference figure). See docs/benchmarks.md.
+//! from /proc VmHWM, CPU). See docs/benchmarks.md.
 //!
 //! cargo bench --bench crawl -- [--origins 50 --pages 200 --page-kb 50 --delay 0ms
-//!     --concurrency 64 --inline-clean on|off --warc --politeness --standin]
+//!     --concurrency 64 --inline-clean on|off --warc --politeness]
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -20,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use support::{standin, write_config, write_seeds, TestServer, Universe};
+use support::{write_config, write_seeds, TestServer, Universe};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -58,9 +57,6 @@ struct Args {
     /// The crawler binary (default: the release `thresher` cargo built for this bench).
     #[arg(long)]
     bin: Option<PathBuf>,
-    /// Run the stand-in crawler (reqwest + thresher's parser, no store) as the child instead.
-    #[arg(long)]
-    standin: bool,
     /// Worker threads of the in-process server.
     #[arg(long, default_value_t = 1)]
     server_threads: usize,
@@ -75,24 +71,7 @@ struct Args {
     bench: bool,
 }
 
-/// `standin-crawl` child mode: the stand-in crawler behind a `thresher crawl`-like CLI.
-#[derive(Debug, Parser)]
-struct StandinArgs {
-    #[arg(long)]
-    seeds: PathBuf,
-    #[arg(long, default_value_t = 64)]
-    concurrency: usize,
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "0ms")]
-    delay: Duration,
-}
-
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
-    if argv.get(1).map(String::as_str) == Some("standin-crawl") {
-        return standin_child(StandinArgs::parse_from(
-            std::iter::once(argv[0].clone()).chain(argv[2..].iter().cloned()),
-        ));
-    }
     match run(Args::parse()) {
         Ok(code) => code,
         Err(e) => {
@@ -102,42 +81,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn standin_child(args: StandinArgs) -> ExitCode {
-    let seeds: Vec<url::Url> = std::fs::read_to_string(&args.seeds)
-        .expect("read seeds")
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| url::Url::parse(l.trim()).expect("seed URL"))
-        .collect();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let cfg = standin::StandinConfig {
-        concurrency: args.concurrency,
-        delay: args.delay,
-        ..Default::default()
-    };
-    let report = rt.block_on(standin::crawl(seeds, cfg));
-    println!(
-        "standin: fetched {} pages, {} bytes, {} errors",
-        report.fetched, report.bytes, report.errors
-    );
-    ExitCode::SUCCESS
-}
-
 fn run(args: Args) -> Result<ExitCode, String> {
     let delay = args.delay.unwrap_or(if args.politeness {
         Duration::from_millis(100)
     } else {
         Duration::ZERO
     });
-    let bin = match (&args.bin, args.standin) {
-        (_, true) => std::env::current_exe().map_err(|e| e.to_string())?,
-        (Some(b), false) => b.clone(),
-        (None, false) => support::thresher_bin(),
-    };
+    let bin = args.bin.clone().unwrap_or_else(support::thresher_bin);
     if !bin.is_file() {
         return Err(format!(
             "crawler binary {} not found: run `cargo build --release` (or pass --bin PATH)",
@@ -184,20 +134,16 @@ fn run(args: Args) -> Result<ExitCode, String> {
     let config_file = write_config(&dir, &config);
 
     let mut cmd = Command::new(&bin);
-    if args.standin {
-        cmd.arg("standin-crawl");
-    } else {
-        cmd.arg("crawl")
-            .arg("--data")
-            .arg(dir.join("data"))
-            .arg("--out")
-            .arg(dir.join("out"))
-            .args(["--max-pages", "0", "--max-depth", "50", "--quiet"])
-            .arg("--config")
-            .arg(&config_file);
-        if args.warc {
-            cmd.arg("--warc-out").arg(dir.join("warc"));
-        }
+    cmd.arg("crawl")
+        .arg("--data")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(["--max-pages", "0", "--max-depth", "50", "--quiet"])
+        .arg("--config")
+        .arg(&config_file);
+    if args.warc {
+        cmd.arg("--warc-out").arg(dir.join("warc"));
     }
     cmd.arg("--seeds")
         .arg(&seeds_file)
@@ -329,7 +275,7 @@ fn report(
     let expected = args.origins * args.pages;
     let secs = wall.as_secs_f64();
     println!(
-        "crawl benchmark ({} origins × {} pages, ~{} KB/page, delay {delay:?}, concurrency {}{}{})",
+        "crawl benchmark ({} origins × {} pages, ~{} KB/page, delay {delay:?}, concurrency {}{})",
         args.origins,
         args.pages,
         args.page_kb,
@@ -337,12 +283,7 @@ fn report(
         args.inline_clean
             .as_deref()
             .map(|v| format!(", inline clean {v}"))
-            .unwrap_or_default(),
-        if args.standin {
-            ", STAND-IN crawler"
-        } else {
-            ""
-        }
+            .unwrap_or_default()
     );
     println!("  pages fetched      {pages} ({unique} unique of {expected} reachable, {duplicates} duplicate fetches)");
     println!("  requests           {requests} (incl. robots.txt and misses)");
@@ -382,7 +323,7 @@ fn report(
     let json = serde_json::json!({
         "origins": args.origins, "pages_per_origin": args.pages, "page_kb": args.page_kb,
         "delay_ms": delay.as_millis() as u64, "concurrency": args.concurrency,
-        "inline_clean": args.inline_clean, "standin": args.standin,
+        "inline_clean": args.inline_clean,
         "pages_fetched": pages, "unique_pages": unique, "duplicates": duplicates,
         "requests": requests, "wall_s": secs, "pages_per_s": pages as f64 / secs,
         "mb_per_s": bytes as f64 / 1e6 / secs, "peak_rss_mb": peak_kib as f64 / 1024.0,

@@ -24,7 +24,6 @@ pub mod endpoint;
 pub mod lorem;
 pub mod server;
 pub mod sites;
-pub mod standin;
 pub mod templates;
 pub mod universe;
 
