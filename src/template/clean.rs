@@ -256,7 +256,7 @@ impl ClusterModel {
         } else {
             core
         };
-        let kept = prune::keep(dom, &s.blocks, furniture, r, mode, &self.features);
+        let kept = prune::keep(dom, &s.blocks, furniture, core, r, mode, &self.features);
         if kept.iter().any(|&k| k) {
             return kept;
         }

@@ -32,6 +32,10 @@ pub struct Features {
     /// Site mode: template text inside a record of page-specific content is kept (generated
     /// headings such as "Parameters:" or "Method Summary").
     pub template_in_content: bool,
+    /// Site mode: a label goes with what it labels — a short repeated line kept inside a record
+    /// stays only when the record keeps page text besides labels, and a template heading
+    /// between kept blocks only when the next block with text of its own is kept.
+    pub labels: bool,
     /// A kept block renders whole: its template text (a label inside a kept paragraph, a line
     /// of generated code shared with sibling pages) goes with it; off, only its own text.
     pub whole_blocks: bool,
@@ -55,6 +59,7 @@ impl Features {
         furniture: true,
         embedded: true,
         template_in_content: true,
+        labels: true,
         whole_blocks: true,
         frame_percent: super::region::FRAME_PERCENT,
         page_frame_percent: super::region::PAGE_FRAME_PERCENT,
@@ -72,6 +77,7 @@ impl Features {
         "furniture",
         "embedded",
         "template-in-content",
+        "labels",
         "whole-blocks",
     ];
 
@@ -88,6 +94,7 @@ impl Features {
             "furniture" => &mut self.furniture,
             "embedded" => &mut self.embedded,
             "template-in-content" => &mut self.template_in_content,
+            "labels" => &mut self.labels,
             "whole-blocks" => &mut self.whole_blocks,
             _ => return None,
         };

@@ -84,6 +84,7 @@ pub fn keep(
     dom: &Dom,
     blocks: &Blocks,
     furniture: &[bool],
+    core: usize,
     region: usize,
     mode: Mode,
     features: &Features,
@@ -99,11 +100,32 @@ pub fn keep(
                 && records.reads_as_links(records.of(dom, first))
         }
     };
+    // The prose core and its ancestors: a line whose record is one of them stands in the
+    // prose's own flow (an editor line below the article), not in a record of its own.
+    let around_core = |a: usize| a <= core && core < dom.nodes[a].end as usize;
+    // The first text node of the core's last block of page text (not a short repeated line).
+    let core_end = dom.nodes[core].end as usize;
+    let last_prose = blocks
+        .blocks
+        .iter()
+        .map(|b| blocks.first_node(b))
+        .zip(&blocks.blocks)
+        .filter(|&(f, b)| f > core && f < core_end && !is_label(b) && b.own_tokens() > 0)
+        .map(|(f, _)| f)
+        .max()
+        .unwrap_or(usize::MAX);
     let repeated_goes = |b: &Block, first: usize| {
         let own = b.own_tokens();
         b.repeated_tokens == own
             && own < SHORT_REPEATED
-            && (mode == Mode::Page || records.of(dom, first) <= region)
+            && (mode == Mode::Page || {
+                let a = records.of(dom, first);
+                a <= region
+                    || (features.labels
+                        && around_core(a)
+                        && first > last_prose
+                        && !is_heading(dom, b.container as usize))
+            })
     };
     let mut kept: Vec<bool> = blocks
         .blocks
@@ -118,10 +140,71 @@ pub fn keep(
                 && !(features.repeated && repeated_goes(b, first))
         })
         .collect();
+    if mode == Mode::Site && features.labels {
+        drop_orphan_labels(dom, blocks, &records, region, &mut kept);
+    }
     if mode == Mode::Site && features.template_in_content {
-        template_in_content(dom, blocks, furniture, region, &records, &mut kept);
+        template_in_content(
+            dom,
+            blocks,
+            furniture,
+            region,
+            &records,
+            features.labels,
+            &mut kept,
+        );
     }
     kept
+}
+
+/// A short line repeated on other pages: a label, a byline, a category name.
+fn is_label(b: &Block) -> bool {
+    let own = b.own_tokens();
+    own > 0 && b.repeated_tokens == own && own < SHORT_REPEATED
+}
+
+/// Per node, how many kept blocks whose first text node lies in its subtree pass `count`.
+fn kept_below(
+    dom: &Dom,
+    blocks: &Blocks,
+    kept: &[bool],
+    count: impl Fn(&Block) -> bool,
+) -> Vec<u32> {
+    let n = dom.nodes.len();
+    let mut below = vec![0u32; n];
+    for (b, &k) in blocks.blocks.iter().zip(kept) {
+        if k && count(b) {
+            below[blocks.first_node(b)] += 1;
+        }
+    }
+    for i in (1..n).rev() {
+        let parent = dom.nodes[i].parent as usize;
+        below[parent] += below[i];
+    }
+    below
+}
+
+/// Site mode: a short repeated line kept because it sits inside a record (a "Parameters:" term)
+/// goes when nothing but labels of that record is kept — the category label of a dropped
+/// related-article item, the heading of a dropped box.
+fn drop_orphan_labels(
+    dom: &Dom,
+    blocks: &Blocks,
+    records: &Records,
+    region: usize,
+    kept: &mut [bool],
+) {
+    let page_text = |b: &Block| b.own_tokens() > 0 && !is_label(b);
+    let content = kept_below(dom, blocks, kept, page_text);
+    let all = kept_below(dom, blocks, &vec![true; kept.len()], page_text);
+    for (b, k) in blocks.blocks.iter().zip(kept.iter_mut()) {
+        if *k && is_label(b) {
+            let a = records.of(dom, blocks.first_node(b));
+            if a > region && content[a] == 0 && all[a] > 0 {
+                *k = false;
+            }
+        }
+    }
 }
 
 /// Site mode: a block of template text only is kept when its record lies strictly inside the
@@ -136,18 +219,18 @@ fn template_in_content(
     furniture: &[bool],
     region: usize,
     records: &Records,
+    labels: bool,
     kept: &mut [bool],
 ) {
-    let n = dom.nodes.len();
-    let mut kept_here = vec![0u32; n];
-    for (b, &k) in blocks.blocks.iter().zip(kept.iter()) {
-        if k {
-            kept_here[blocks.first_node(b)] += 1;
+    let kept_here = kept_below(dom, blocks, kept, |_| true);
+    // Per block, whether the next block with text of its own is kept (what a heading heads).
+    let mut next_kept = vec![true; kept.len()];
+    let mut ahead = true;
+    for (i, b) in blocks.blocks.iter().enumerate().rev() {
+        next_kept[i] = ahead;
+        if b.own_tokens() > 0 {
+            ahead = kept[i];
         }
-    }
-    for i in (1..n).rev() {
-        let parent = dom.nodes[i].parent as usize;
-        kept_here[parent] += kept_here[i];
     }
     let end = dom.nodes[region].end as usize;
     // Blocks in document order: the first and last kept ones bound the page's content.
@@ -164,7 +247,8 @@ fn template_in_content(
         }
         let a = records.of(dom, first);
         let in_record = a > region && kept_here[a] > 0;
-        let heading_within = i > lo && i < hi && is_heading(dom, b.container as usize);
+        let heading_within =
+            i > lo && i < hi && is_heading(dom, b.container as usize) && (!labels || next_kept[i]);
         if in_record || heading_within {
             *k = true;
         }
@@ -204,7 +288,7 @@ mod tests {
             .find(|&i| dom.element(i).is_some_and(|e| e.id.as_deref() == Some("r")))
             .unwrap();
         assert_eq!(
-            keep(&dom, &blocks, &furniture, r, Mode::Page, &Features::ALL),
+            keep(&dom, &blocks, &furniture, r, r, Mode::Page, &Features::ALL),
             vec![true, true, true, false, false, false]
         );
     }
@@ -221,7 +305,7 @@ mod tests {
         .dom;
         let blocks = Blocks::new(&dom, |_| (false, false));
         let furniture = vec![false; blocks.blocks.len()];
-        let kept = keep(&dom, &blocks, &furniture, 0, Mode::Page, &Features::ALL);
+        let kept = keep(&dom, &blocks, &furniture, 0, 0, Mode::Page, &Features::ALL);
         assert!(kept[0]);
         assert_eq!(kept.iter().filter(|&&k| k).count(), 1);
     }
@@ -232,8 +316,95 @@ mod tests {
         let blocks = Blocks::new(&dom, |_| (false, true));
         let furniture = vec![false; 2];
         assert_eq!(
-            keep(&dom, &blocks, &furniture, 0, Mode::Page, &Features::ALL),
+            keep(&dom, &blocks, &furniture, 0, 0, Mode::Page, &Features::ALL),
             vec![true, false]
+        );
+    }
+
+    /// The text of the blocks site mode keeps of `html`, whose region is `#r` and prose core
+    /// `#core`: text starting with `T:` is template, with `R:` repeated on other pages.
+    fn site_kept(html: &str, features: &Features) -> Vec<String> {
+        let dom = parse_html(html).dom;
+        let blocks = Blocks::new(&dom, |i| {
+            let t = dom.text(i).map_or("", |t| t.text.trim_start());
+            (t.starts_with("T:"), t.starts_with("R:"))
+        });
+        let furniture = vec![false; blocks.blocks.len()];
+        let by_id = |id: &str| {
+            (0..dom.len())
+                .find(|&i| dom.element(i).is_some_and(|e| e.id.as_deref() == Some(id)))
+                .expect("the fixture has the id")
+        };
+        let (r, core) = (by_id("r"), by_id("core"));
+        let kept = keep(&dom, &blocks, &furniture, core, r, Mode::Site, features);
+        blocks
+            .blocks
+            .iter()
+            .zip(kept)
+            .filter(|&(_, k)| k)
+            .filter_map(|(b, _)| Some(dom.text(blocks.first_node(b))?.text.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_label_goes_with_the_dropped_items_it_labels() {
+        // A related box inside the article: its template heading and the repeated category
+        // label of each item go with the items; a "Parameters:" term heading a kept definition,
+        // and a list made only of repeated lines (inherited members), stay.
+        let html = format!(
+            "<div id=r><div id=core><p>{}</p>\
+             <div><h3>T:RELATED</h3><ul><li><a href=/1>R:Story one</a></li>\
+             <li><a href=/2>R:Story two</a></li></ul></div>\
+             <div><h6>R:Finance</h6><p><a href=/3>R:Another headline {}</a></p></div>\
+             <p>{}</p>\
+             <dl><dt>R:Parameters:</dt><dd>the page's own parameter text</dd></dl>\
+             <ul><li>R:fn clone(&amp;self)</li><li>R:fn eq(&amp;self)</li></ul>\
+             <p>{}</p></div></div>",
+            prose(40),
+            prose(25),
+            prose(40),
+            prose(40)
+        );
+        let text = site_kept(&html, &Features::ALL);
+        for gone in [
+            "T:RELATED",
+            "R:Finance",
+            "R:Story one",
+            "R:Another headline",
+        ] {
+            assert!(
+                !text.iter().any(|t| t.starts_with(gone)),
+                "{gone} kept: {text:?}"
+            );
+        }
+        for stays in ["R:Parameters:", "R:fn clone(&self)", "R:fn eq(&self)"] {
+            assert!(text.iter().any(|t| t == stays), "{stays} dropped: {text:?}");
+        }
+        // Without the component the labels stay.
+        let off = Features::ALL.without("labels").expect("a known name");
+        let text = site_kept(&html, &off);
+        assert!(text.iter().any(|t| t == "T:RELATED"), "{text:?}");
+        assert!(text.iter().any(|t| t == "R:Finance"), "{text:?}");
+    }
+
+    #[test]
+    fn an_editor_line_after_the_prose_goes_a_repeated_line_inside_it_stays() {
+        // The region is widened beyond the prose core, so both lines sit inside a record; the
+        // one after the core's last paragraph is an editor line, the one between paragraphs
+        // is the page's text (a recurring sentence of generated docs).
+        let html = format!(
+            "<div id=r><div id=core><p>{}</p><p>R:This class follows the concept.</p>\
+             <p>{}</p><p>R:(Editor: Li Wei)</p></div><table><tr><td>{}</td></tr></table></div>",
+            prose(40),
+            prose(40),
+            prose(10)
+        );
+        let text = site_kept(&html, &Features::ALL);
+        assert!(!text.iter().any(|t| t == "R:(Editor: Li Wei)"), "{text:?}");
+        assert!(
+            text.iter()
+                .any(|t| t == "R:This class follows the concept."),
+            "{text:?}"
         );
     }
 }
