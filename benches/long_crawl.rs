@@ -30,6 +30,7 @@ mod series;
 #[path = "long_crawl/server_check.rs"]
 mod server_check;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
@@ -105,6 +106,14 @@ struct Args {
     /// this long, and exit.
     #[arg(long, value_parser = humantime::parse_duration, num_args = 0..=1, default_missing_value = "10s")]
     server_check: Option<Duration>,
+    /// Check the run, for CI: the crawler ended well, every reachable page was fetched,
+    /// stored and cleaned, each site's text files match its index.tsv, the export has a line
+    /// per page, and (with --max-rss-mb) the peak RSS stayed under the bound. Exit 1 otherwise.
+    #[arg(long)]
+    check: bool,
+    /// With --check: the largest peak RSS accepted, in MB.
+    #[arg(long)]
+    max_rss_mb: Option<f64>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -240,6 +249,17 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         "RESULT {}",
         serde_json::to_string(&summary).map_err(|e| e.to_string())?
     );
+    let failures = if args.check {
+        check(args, &paths, &bin, &summary)
+    } else {
+        Vec::new()
+    };
+    for f in &failures {
+        println!("CHECK FAILED: {f}");
+    }
+    if args.check && failures.is_empty() {
+        println!("CHECK ok");
+    }
     if args.keep_data {
         eprintln!("kept {} and {}", paths.data.display(), paths.out.display());
     } else {
@@ -251,7 +271,9 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         paths.dir.join("series.tsv").display(),
         paths.dir.join("summary.json").display()
     );
-    let ok = watch.exits.last().is_some_and(Exit::success) && watch.stopped_because.is_none();
+    let ok = watch.exits.last().is_some_and(Exit::success)
+        && watch.stopped_because.is_none()
+        && failures.is_empty();
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
@@ -397,6 +419,90 @@ fn sample(
 fn read_snapshot(data: &Path) -> Option<thresher::status::StatusReport> {
     let text = std::fs::read_to_string(data.join(thresher::status::SNAPSHOT)).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// What `--check` finds wrong with a finished run (empty: nothing).
+fn check(args: &Args, paths: &Paths, bin: &Path, s: &Summary) -> Vec<String> {
+    let mut bad = Vec::new();
+    let reachable = (args.origins * args.pages) as u64;
+    if s.crawler_exit.last().is_none_or(|e| e != "exit code 0") {
+        bad.push(format!("the crawler ended with {:?}", s.crawler_exit));
+    }
+    if s.unique_pages != reachable {
+        bad.push(format!(
+            "{} unique pages fetched of {reachable} reachable",
+            s.unique_pages
+        ));
+    }
+    let report = Command::new(bin)
+        .args(["status", "--json", "--data"])
+        .arg(&paths.data)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| serde_json::from_slice::<thresher::status::StatusReport>(&o.stdout).ok());
+    match report {
+        None => bad.push("`thresher status --json` failed on the final store".into()),
+        Some(r) => {
+            let cleaned: u64 = r.hosts.iter().map(|h| h.cleaned).sum();
+            if r.pages != reachable || cleaned != reachable || r.queued != 0 {
+                bad.push(format!(
+                    "status: {} pages stored, {cleaned} cleaned, {} queued; want {reachable}, \
+                     {reachable}, 0",
+                    r.pages, r.queued
+                ));
+            }
+        }
+    }
+    let mut texts = 0u64;
+    for site in std::fs::read_dir(&paths.out)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let dir = site.path();
+        let stems: BTreeSet<String> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|f| f.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .filter_map(|p| Some(p.file_stem()?.to_string_lossy().into_owned()))
+            .collect();
+        // index.tsv: a header line, then page id TAB URL per text file.
+        let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap_or_default();
+        let rows: BTreeSet<String> = index
+            .lines()
+            .skip(1)
+            .filter_map(|l| Some(l.split_once('\t')?.0.to_string()))
+            .collect();
+        if rows != stems || index.lines().count() != stems.len() + 1 {
+            bad.push(format!(
+                "{}: {} text files, index.tsv lists {} ({} lines)",
+                dir.display(),
+                stems.len(),
+                rows.len(),
+                index.lines().count()
+            ));
+        }
+        texts += stems.len() as u64;
+    }
+    if texts != reachable {
+        bad.push(format!("{texts} text files written of {reachable} pages"));
+    }
+    if !args.no_export && s.export_lines != Some(reachable) {
+        bad.push(format!(
+            "export: {:?} lines for {reachable} pages",
+            s.export_lines
+        ));
+    }
+    if let Some(max) = args.max_rss_mb.filter(|&m| s.peak_rss_mb > m) {
+        bad.push(format!(
+            "peak RSS {:.0} MB over --max-rss-mb {max:.0}",
+            s.peak_rss_mb
+        ));
+    }
+    bad
 }
 
 /// Run `thresher ARGS…` to its end; its wall time (`None`: it failed, its output is in `log`).
