@@ -1,6 +1,8 @@
 //! Command-line flags (clap derive): raw values only; `config::Config` and each command validate.
 //! The choices of `--detector` and `--algorithm` come from `detect` and `template`, so `--help`
-//! lists them and clap rejects a misspelling before anything runs.
+//! lists them and clap rejects a misspelling before anything runs. `--config` and `--set`
+//! (`ConfigArgs`) and `--detector` / `--algorithm` (`TemplateArgs`) are defined once and
+//! flattened into every command that reads those settings; `cmd` turns them into overrides.
 
 use std::path::PathBuf;
 
@@ -56,9 +58,8 @@ pub struct CrawlArgs {
     /// seeds.txt when no URL is given].
     #[arg(long)]
     pub seeds: Option<PathBuf>,
-    /// A TOML file read over config/default.toml.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: ConfigArgs,
     /// Data directory (sled store; resume state).
     #[arg(long)]
     pub data: Option<PathBuf>,
@@ -104,23 +105,50 @@ pub struct CrawlArgs {
     /// NO_PROXY variables apply [config: fetch.proxy].
     #[arg(long, value_name = "URL")]
     pub proxy: Option<String>,
-    /// Template detector for cleaning: text (TEXT-* clustering + content extraction) or a
-    /// baseline [config: template.detector].
-    #[arg(long, value_parser = detector_names())]
-    pub detector: Option<String>,
-    /// TEXT clustering algorithm [config: template.algorithm].
-    #[arg(long, value_parser = algorithm_names())]
-    pub algorithm: Option<String>,
-    /// Set any config key, over the config file and the other flags: `--set crawl.delay=2s`,
-    /// `--set scope.allow_hosts='["b.example"]'`; may be repeated.
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[command(flatten)]
+    pub template: TemplateArgs,
+    /// Fetch and obey robots.txt (on by default); `--respect-robots=false` neither fetches nor
+    /// obeys it, Crawl-delay and Sitemap lines included [config: robots.respect].
+    #[arg(
+        long,
+        value_name = "BOOL",
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub respect_robots: Option<bool>,
     /// No progress bars or log lines, only errors and the summary.
     #[arg(long, short, conflicts_with = "verbose")]
     pub quiet: bool,
     /// More log lines: `-v` debug, `-vv` trace (THRESHER_LOG, when set, decides instead).
     #[arg(long, short, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// `--config FILE` and `--set KEY=VALUE`: the settings of every command that reads any.
+#[derive(Clone, Debug, Default, Args, PartialEq)]
+pub struct ConfigArgs {
+    /// A TOML file read over config/default.toml (docs/design.md, "Configuration").
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Set any config key, over the config file and the other flags: `--set crawl.delay=2s`,
+    /// `--set scope.allow_hosts='["b.example"]'`; may be repeated.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// `--detector` and `--algorithm` of the commands that clean (`crawl`, `clean`); without them
+/// the config decides.
+#[derive(Clone, Debug, Default, Args, PartialEq)]
+pub struct TemplateArgs {
+    /// Template detector for cleaning: text (TEXT-* clustering + content extraction) or a
+    /// baseline [config: template.detector, default text].
+    #[arg(long, value_parser = detector_names())]
+    pub detector: Option<String>,
+    /// TEXT clustering algorithm [config: template.algorithm, default text-max].
+    #[arg(long, value_parser = algorithm_names())]
+    pub algorithm: Option<String>,
 }
 
 /// `--detector`'s choices, for `--help` and for clap's check.
@@ -144,13 +172,15 @@ fn algorithm_names() -> clap::builder::PossibleValuesParser {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Data directory.
-    #[arg(long, default_value = "thresher-data")]
-    pub data: PathBuf,
+    /// Data directory [config: crawl.data_dir, default thresher-data].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// The report as one JSON object (the schema of `status.json`, docs/status.md), for scripts
     /// and dashboards.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub settings: ConfigArgs,
 }
 
 #[derive(Debug, Args)]
@@ -163,12 +193,10 @@ pub struct CleanArgs {
     /// Output directory: OUT/<site>/<page>.txt
     #[arg(long)]
     pub out: PathBuf,
-    /// text (TEXT-* clustering + content extraction) or a baseline: node-hash, shingles, table-chunks.
-    #[arg(long, default_value = "text", value_parser = detector_names())]
-    pub detector: String,
-    /// TEXT clustering algorithm: text-max, text-max-dice, text-hash, text-mdl.
-    #[arg(long, default_value = "text-max", value_parser = algorithm_names())]
-    pub algorithm: String,
+    #[command(flatten)]
+    pub template: TemplateArgs,
+    #[command(flatten)]
+    pub settings: ConfigArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -176,9 +204,9 @@ pub struct CleanArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Data directory.
-    #[arg(long, default_value = "thresher-data")]
-    pub data: PathBuf,
+    /// Data directory [config: crawl.data_dir, default thresher-data].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// jsonl, parquet or text [default: parquet when --out ends in .parquet, else jsonl].
     #[arg(long)]
     pub format: Option<String>,
@@ -198,6 +226,8 @@ pub struct ExportArgs {
     /// last_modified, cluster, template_ratio, dup_of, text.
     #[arg(long)]
     pub fields: Option<String>,
+    #[command(flatten)]
+    pub settings: ConfigArgs,
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -206,15 +236,17 @@ pub struct ExportArgs {
 pub struct InspectArgs {
     /// The host to inspect.
     pub host: String,
-    /// Data directory.
-    #[arg(long, default_value = "thresher-data")]
-    pub data: PathBuf,
+    /// Data directory [config: crawl.data_dir, default thresher-data].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// Page to show with its template parts marked (URL); default: the first page of the largest cluster.
     #[arg(long)]
     pub page: Option<String>,
     /// Where to write the HTML report.
     #[arg(long, default_value = "inspect.html")]
     pub report: PathBuf,
+    #[command(flatten)]
+    pub settings: ConfigArgs,
 }
 
 #[derive(Debug, Args)]
@@ -223,13 +255,16 @@ pub struct EvalArgs {
     /// a table per dataset, then an overall table.
     #[arg(required = true)]
     pub dataset: Vec<PathBuf>,
-    /// Detector to run, or `all` (every detector and every TEXT algorithm).
+    /// Detector to run, or `all` (every detector and every TEXT algorithm); `text` is TEXT with
+    /// the configured template.algorithm.
     #[arg(long, default_value = "all", value_parser = eval_detector_names())]
     pub detector: String,
     /// Also write each detector's outputs under this directory (OUT/<detector>/<site>/<page>.txt;
     /// with several datasets OUT/<dataset>/<detector>/<site>/<page>.txt).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: ConfigArgs,
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -247,7 +282,7 @@ impl CrawlArgs {
         if let Some(v) = &self.seeds {
             flag("seeds", path(v));
         }
-        if let Some(v) = &self.config {
+        if let Some(v) = &self.settings.config {
             flag("config", path(v));
         }
         if let Some(v) = &self.data {
@@ -274,10 +309,10 @@ impl CrawlArgs {
         if let Some(v) = &self.user_agent {
             flag("user-agent", v.clone());
         }
-        if let Some(v) = &self.detector {
+        if let Some(v) = &self.template.detector {
             flag("detector", v.clone());
         }
-        if let Some(v) = &self.algorithm {
+        if let Some(v) = &self.template.algorithm {
             flag("algorithm", v.clone());
         }
         let lists = [
@@ -285,7 +320,7 @@ impl CrawlArgs {
             ("exclude", &self.exclude),
             ("allow-host", &self.allow_host),
             ("header", &self.header),
-            ("set", &self.set),
+            ("set", &self.settings.set),
         ];
         for (name, values) in lists {
             for v in values {
@@ -297,6 +332,9 @@ impl CrawlArgs {
         }
         if let Some(v) = &self.proxy {
             flag("proxy", v.clone());
+        }
+        if let Some(v) = self.respect_robots {
+            words.push(format!("--respect-robots={v}"));
         }
         if self.quiet {
             words.push("--quiet".into());
@@ -364,6 +402,7 @@ mod tests {
             "http://127.0.0.1:3128",
             "--set",
             "crawl.max_pages_per_host=9",
+            "--respect-robots=false",
             "-q",
             "https://a.example/",
             "https://a.example/sitemap.xml",
@@ -380,5 +419,96 @@ mod tests {
             verbose.command_line(),
             "thresher crawl -vv https://a.example/"
         );
+    }
+
+    #[test]
+    fn respect_robots_is_unset_bare_true_or_an_explicit_bool() {
+        assert_eq!(crawl_args(&["thresher", "crawl"]).respect_robots, None);
+        let bare = crawl_args(&[
+            "thresher",
+            "crawl",
+            "--respect-robots",
+            "https://a.example/",
+        ]);
+        assert_eq!(bare.respect_robots, Some(true));
+        assert_eq!(
+            bare.urls,
+            ["https://a.example/"],
+            "a URL after it stays a seed"
+        );
+        let off = crawl_args(&["thresher", "crawl", "--respect-robots=false"]);
+        assert_eq!(off.respect_robots, Some(false));
+        let resumed = shell_words::split(&off.command_line()).expect("shell words");
+        assert_eq!(resumed, ["thresher", "crawl", "--respect-robots=false"]);
+        let on = crawl_args(&["thresher", "crawl", "--respect-robots=true"]);
+        assert_eq!(on.respect_robots, Some(true));
+        assert!(Cli::try_parse_from(["thresher", "crawl", "--respect-robots=maybe"]).is_err());
+    }
+
+    /// Every command that reads settings takes `--config` and `--set` (one definition).
+    #[test]
+    fn config_and_set_are_accepted_by_every_command_that_reads_settings() {
+        let want = ConfigArgs {
+            config: Some("f.toml".into()),
+            set: vec!["store.cache_bytes=1000".into()],
+        };
+        let tail = ["--config", "f.toml", "--set", "store.cache_bytes=1000"];
+        let lines: [&[&str]; 6] = [
+            &["crawl"],
+            &["status"],
+            &["clean", "d", "--out", "o"],
+            &["export"],
+            &["inspect", "a.example"],
+            &["eval", "ds"],
+        ];
+        for line in lines {
+            let words = ["thresher"].iter().chain(line).chain(&tail);
+            let cli = Cli::try_parse_from(words).expect("valid flags");
+            let got = match cli.command {
+                Command::Crawl(a) => a.settings,
+                Command::Status(a) => a.settings,
+                Command::Clean(a) => a.settings,
+                Command::Export(a) => a.settings,
+                Command::Inspect(a) => a.settings,
+                Command::Eval(a) => a.settings,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(got, want, "{line:?}");
+        }
+    }
+
+    /// `clean --detector` / `--algorithm` are overrides: unset unless given, still checked, and
+    /// `--help` still lists their values.
+    #[test]
+    fn clean_detector_flags_are_optional_and_list_their_values() {
+        let clean = |extra: &[&str]| {
+            let words = ["thresher", "clean", "d", "--out", "o"].iter().chain(extra);
+            match Cli::try_parse_from(words).map(|c| c.command) {
+                Ok(Command::Clean(a)) => Ok(a.template),
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => Err(e),
+            }
+        };
+        assert_eq!(clean(&[]).expect("valid"), TemplateArgs::default());
+        let given = clean(&["--detector", "node-hash", "--algorithm", "text-hash"]).expect("valid");
+        assert_eq!(given.detector.as_deref(), Some("node-hash"));
+        assert_eq!(given.algorithm.as_deref(), Some("text-hash"));
+        assert!(clean(&["--detector", "magic"]).is_err());
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        let help = cmd
+            .find_subcommand_mut("clean")
+            .expect("clean")
+            .render_long_help()
+            .to_string();
+        for value in [
+            "node-hash",
+            "shingles",
+            "table-chunks",
+            "text-mdl",
+            "--config",
+            "--set",
+        ] {
+            assert!(help.contains(value), "{value}: {help}");
+        }
     }
 }

@@ -97,6 +97,9 @@ pub struct FetchConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RobotsConfig {
+    /// Fetch and obey robots.txt; `false`: never fetched, no rules, Crawl-delay or sitemaps
+    /// from it (the configured delay and per-origin limits still apply).
+    pub respect: bool,
     #[serde(with = "duration")]
     pub cache_ttl: Duration,
     #[serde(with = "duration")]
@@ -314,31 +317,26 @@ impl Config {
                         .find_map(|l| l.strip_prefix("in `")?.strip_suffix('`'))
                         .unwrap_or_default()
                         .to_string();
-                    match overrides.flag_of(&key) {
-                        Some(flag) => ConfigError::Invalid {
-                            key: format!("{key} (from {flag})"),
-                            message,
-                        },
-                        None if !key.is_empty() => ConfigError::Invalid { key, message },
-                        None => ConfigError::Parse {
+                    if key.is_empty() {
+                        ConfigError::Parse {
                             path: path.to_path_buf(),
                             message,
-                        },
+                        }
+                    } else {
+                        key_error(&key, message, overrides, text.map(|_| path))
                     }
                 })?;
-        config.validate(overrides)
+        config.validate(overrides, text.map(|_| path))
     }
 
     /// What types cannot say: positive counts, a product token, a share in (0, 1], and the
     /// detector `text` taking the algorithm.
-    fn validate(mut self, overrides: &Overrides) -> Result<Config, ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            key: match overrides.flag_of(key) {
-                Some(flag) => format!("{key} (from {flag})"),
-                None => key.to_string(),
-            },
-            message,
-        };
+    fn validate(
+        mut self,
+        overrides: &Overrides,
+        file: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
+        let invalid = |key: &str, message: String| key_error(key, message, overrides, file);
         for (key, v) in [
             ("crawl.concurrency", self.crawl.concurrency),
             (
@@ -398,6 +396,30 @@ impl Config {
             h.make_ascii_lowercase();
         }
         Ok(self)
+    }
+}
+
+/// The error of `key`'s value, named by where the value came from: the flag that set it, else
+/// the config file (`file`; `None` when there is none and the value is a default).
+fn key_error(
+    key: &str,
+    message: String,
+    overrides: &Overrides,
+    file: Option<&Path>,
+) -> ConfigError {
+    match (overrides.flag_of(key), file) {
+        (Some(flag), _) => ConfigError::Invalid {
+            key: format!("{key} (from {flag})"),
+            message,
+        },
+        (None, Some(path)) => ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: format!("{key}: {message}"),
+        },
+        (None, None) => ConfigError::Invalid {
+            key: key.to_string(),
+            message,
+        },
     }
 }
 
@@ -495,6 +517,22 @@ mod tests {
         o.set("crawl.warc_dir", "flag", "--warc-out");
         let c = Config::build(Some(file), Path::new("f.toml"), &o).unwrap();
         assert_eq!(c.crawl.warc_dir, Some(PathBuf::from("flag")));
+    }
+
+    #[test]
+    fn robots_are_respected_unless_the_file_or_the_flag_says_not() {
+        assert!(Config::default().robots.respect);
+        let file = "[robots]\nrespect = false\n";
+        let c = Config::from_toml_str(file, Path::new("f.toml")).unwrap();
+        assert!(!c.robots.respect);
+        let mut o = Overrides::default();
+        o.set("robots.respect", true, "--respect-robots");
+        let c = Config::build(Some(file), Path::new("f.toml"), &o).unwrap();
+        assert!(c.robots.respect, "the flag overrides the file");
+        let mut o = Overrides::default();
+        o.set_arg("robots.respect=no").unwrap();
+        let e = Config::load(None, &o).unwrap_err().to_string();
+        assert!(e.contains("--set robots.respect"), "{e}");
     }
 
     #[test]
@@ -596,6 +634,7 @@ mod tests {
         let e =
             Config::from_toml_str("[crawl]\ndelay = \"soon\"\n", Path::new("f.toml")).unwrap_err();
         assert!(e.to_string().contains("crawl.delay"), "{e}");
+        assert!(e.to_string().starts_with("config file f.toml: "), "{e}");
         let e = Config::from_toml_str("[template]\nlearn_cpu_share = 0\n", Path::new("f.toml"))
             .unwrap_err();
         assert!(e.to_string().contains("template.learn_cpu_share"), "{e}");

@@ -195,6 +195,57 @@ fn unknown_algorithm_is_a_usage_error() {
     );
 }
 
+/// The detector comes from `--config`'s `[template]` unless `--detector` names another.
+#[test]
+fn the_config_file_chooses_the_detector_and_the_flag_overrides_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = write_site(tmp.path(), "a.example", 0..3);
+    let config = tmp.path().join("f.toml");
+    std::fs::write(&config, "[template]\ndetector = \"node-hash\"\n").unwrap();
+    let clean = |out: &str, extra: &[&str]| {
+        let out = tmp.path().join(out);
+        let mut args = vec!["clean", arg(&site), "--out", arg(&out), "-q"];
+        args.extend(["--config", arg(&config)]);
+        args.extend(extra);
+        let o = thresher(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{extra:?}: {stderr}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let from_file = clean("file", &[]);
+    assert!(from_file.contains("detector node-hash"), "{from_file}");
+    let flag = clean("flag", &["--detector", "text"]);
+    assert!(flag.contains("detector text-max"), "{flag}");
+    let set = clean(
+        "set",
+        &[
+            "--set",
+            "template.algorithm=text-hash",
+            "--detector",
+            "text",
+        ],
+    );
+    assert!(set.contains("detector text-hash"), "{set}");
+
+    // A bad key in the file is an error naming the file.
+    std::fs::write(&config, "[template]\ndetecter = \"node-hash\"\n").unwrap();
+    let out = tmp.path().join("bad");
+    let o = thresher(&[
+        "clean",
+        arg(&site),
+        "--out",
+        arg(&out),
+        "--config",
+        arg(&config),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("f.toml") && stderr.contains("detecter"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn every_algorithm_runs() {
     let tmp = tempfile::tempdir().unwrap();

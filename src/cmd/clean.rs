@@ -6,7 +6,8 @@
 //! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port
 //! included) and the page id is the 16 hex digits of the xxh3-64 of the record's target URI
 //! normalised as the crawl normalises URLs (stable across runs and WARC files, safe in file
-//! names).
+//! names). The detector is the config's `[template]` one (`--config`, `--set`) unless
+//! `--detector` / `--algorithm` say otherwise.
 //!
 //! Nothing given is lost silently: an input that cannot be used (not a directory, unreadable, a
 //! malformed WARC record) is reported on stderr and in the summary, the rest is cleaned, and the
@@ -30,11 +31,11 @@ use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cli::CleanArgs;
+use crate::config::{ConfigError, Overrides};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::output;
 use crate::pool;
-use crate::template::Algorithm;
 use report::{lock, Reporter};
 pub use site::{Page, Site, Source};
 pub use warc::MAX_PAGE_BYTES;
@@ -48,6 +49,8 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 pub enum CleanError {
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: std::path::PathBuf,
@@ -96,8 +99,10 @@ impl Outcome {
 }
 
 pub fn run(args: &CleanArgs) -> Result<Outcome, CleanError> {
-    let algorithm: Algorithm = args.algorithm.parse().map_err(CleanError::Usage)?;
-    let detector = Detector::from_parts(&args.detector, algorithm).map_err(CleanError::Usage)?;
+    // `[template] detector` / `algorithm` of the config, unless `--detector` / `--algorithm`.
+    let mut flags = Overrides::default();
+    super::template_overrides(&mut flags, &args.template);
+    let detector = super::settings(&args.settings, flags)?.template.detector;
     if args.site_dirs.is_empty() && args.warc.is_empty() {
         return Err(CleanError::Usage(
             "nothing to clean: give SITE_DIR arguments and/or --warc FILE".into(),

@@ -57,13 +57,13 @@ pub enum CrawlCmdError {
     Runtime(std::io::Error),
 }
 
-/// The crawl flags as config overrides (one path for every flag, `--set` included).
-pub fn overrides(args: &CrawlArgs) -> Result<Overrides, ConfigError> {
+/// The crawl flags as config overrides (one path for every flag; `--set` goes over them in
+/// `cmd::settings`).
+pub fn overrides(args: &CrawlArgs) -> Overrides {
     let path =
         |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
-    let mut o = Overrides::default();
-    o.set_some("crawl.data_dir", path(&args.data), "--data")
-        .set_some("crawl.out_dir", path(&args.out), "--out")
+    let mut o = super::data_override(args.data.as_deref());
+    o.set_some("crawl.out_dir", path(&args.out), "--out")
         .set_some("crawl.warc_dir", path(&args.warc_out), "--warc-out")
         .set_some(
             "crawl.max_pages",
@@ -83,20 +83,17 @@ pub fn overrides(args: &CrawlArgs) -> Result<Overrides, ConfigError> {
             "--delay",
         )
         .set_some("fetch.user_agent", args.user_agent.clone(), "--user-agent")
-        .set_some("template.detector", args.detector.clone(), "--detector")
-        .set_some("template.algorithm", args.algorithm.clone(), "--algorithm")
         .set_some("fetch.proxy", args.proxy.clone(), "--proxy")
+        .set_some("robots.respect", args.respect_robots, "--respect-robots")
         .extend("scope.include", &args.include, "--include")
         .extend("scope.exclude", &args.exclude, "--exclude")
         .extend("scope.allow_hosts", &args.allow_host, "--allow-host")
         .extend("fetch.headers", &args.header, "--header");
+    super::template_overrides(&mut o, &args.template);
     if let Some(cookie) = &args.cookie {
         o.extend("fetch.headers", &[format!("Cookie: {cookie}")], "--cookie");
     }
-    for arg in &args.set {
-        o.set_arg(arg)?;
-    }
-    Ok(o)
+    o
 }
 
 /// A count as a TOML integer (TOML integers are i64; larger counts saturate).
@@ -112,7 +109,7 @@ pub fn run(
     shutdown: CancellationToken,
     progress: Arc<Progress>,
 ) -> Result<CrawlSummary, CrawlCmdError> {
-    let config = Config::load(args.config.as_deref(), &overrides(args)?)?;
+    let config = super::settings(&args.settings, overrides(args))?;
     let seeds = seeds_of(args)?;
     std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
         path: config.crawl.data_dir.clone(),
@@ -530,7 +527,7 @@ mod tests {
         };
         let args = CrawlArgs {
             seeds: Some("s.txt".into()),
-            config: None,
+            settings: Default::default(),
             data: None,
             out: None,
             warc_out: None,
@@ -539,9 +536,8 @@ mod tests {
             concurrency: None,
             delay: None,
             user_agent: None,
-            detector: None,
-            algorithm: None,
-            set: Vec::new(),
+            template: Default::default(),
+            respect_robots: None,
             urls: Vec::new(),
             include: Vec::new(),
             exclude: Vec::new(),

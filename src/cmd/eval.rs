@@ -6,7 +6,8 @@
 //! A detector's seconds are end-to-end like `thresher clean`'s: the site's parse time plus its
 //! own run, summed over sites; every run is single-threaded, and sites run in parallel on the
 //! available cores, so the figures do not depend on the thread count (machine load aside).
-//! Scores never depend on it.
+//! Scores never depend on it. `--detector text` is TEXT with the configured
+//! `template.algorithm` (`--config`, `--set`).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -14,11 +15,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::cli::EvalArgs;
+use crate::config::{ConfigError, Overrides};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::eval::dataset::{read_text, Dataset, DatasetError, Site};
 use crate::eval::metric::{prf, summarise, tokens, Bag, SiteScores, Summary};
 use crate::pool;
+use crate::template::Algorithm;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -31,10 +34,13 @@ pub enum EvalError {
     },
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 pub fn run(args: &EvalArgs) -> Result<(), EvalError> {
-    let detectors = parse_detectors(&args.detector)?;
+    let config = super::settings(&args.settings, Overrides::default())?;
+    let detectors = parse_detectors(&args.detector, config.template.algorithm)?;
     let several = args.dataset.len() > 1;
     let mut reports = Vec::with_capacity(args.dataset.len());
     for dir in &args.dataset {
@@ -146,11 +152,13 @@ pub fn render_overall(reports: &[Report]) -> String {
 }
 
 /// `all` = every detector (each TEXT algorithm and every baseline), else one detector's name.
-pub fn parse_detectors(arg: &str) -> Result<Vec<Detector>, EvalError> {
+/// `--detector`'s detectors: `all` of them, or the one named (`text` takes `algorithm`, the
+/// configured `template.algorithm`).
+pub fn parse_detectors(arg: &str, algorithm: Algorithm) -> Result<Vec<Detector>, EvalError> {
     if arg == "all" {
         return Ok(Detector::all());
     }
-    arg.parse::<Detector>()
+    Detector::from_parts(arg, algorithm)
         .map(|d| vec![d])
         .map_err(EvalError::Usage)
 }
@@ -418,11 +426,24 @@ mod tests {
 
     #[test]
     fn all_means_every_detector_and_names_are_checked() {
-        assert_eq!(parse_detectors("all").unwrap(), Detector::all());
+        let a = Algorithm::TextHash;
+        assert_eq!(parse_detectors("all", a).unwrap(), Detector::all());
         assert_eq!(
-            parse_detectors("node-hash").unwrap(),
+            parse_detectors("node-hash", a).unwrap(),
             vec![Detector::NodeHash]
         );
-        assert!(matches!(parse_detectors("bogus"), Err(EvalError::Usage(_))));
+        assert_eq!(
+            parse_detectors("text", a).unwrap(),
+            vec![Detector::Text(a)],
+            "text takes the configured algorithm"
+        );
+        assert_eq!(
+            parse_detectors("text-mdl", a).unwrap(),
+            vec![Detector::Text(Algorithm::TextMdl)]
+        );
+        assert!(matches!(
+            parse_detectors("bogus", a),
+            Err(EvalError::Usage(_))
+        ));
     }
 }

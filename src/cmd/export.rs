@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::ExportArgs;
+use crate::config::ConfigError;
 use crate::corpus::write::{jsonl::JsonlSink, parquet::ParquetSink, text};
 use crate::corpus::{self, CorpusError, Dedup, Field, Format, Options, Sink, Summary};
 use crate::progress::Mode;
@@ -28,9 +29,13 @@ pub enum ExportError {
     Corpus(#[from] CorpusError),
     #[error("no such host in the data directory: {0}")]
     UnknownHost(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
+    let config = super::settings(&args.settings, super::data_override(args.data.as_deref()))?;
+    let data = &config.crawl.data_dir;
     let format = Format::choose(args.format.as_deref(), args.out.as_deref())?;
     let dedup = Dedup::parse(&args.dedup)?;
     let fields = match format {
@@ -44,10 +49,10 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
         (Format::Parquet, None) => return Err(ExportError::ParquetNeedsFile),
         _ => {}
     }
-    if !args.data.exists() {
-        return Err(ExportError::Missing(args.data.clone()));
+    if !data.exists() {
+        return Err(ExportError::Missing(data.clone()));
     }
-    let store = Store::open_existing(&args.data, 32 << 20)?;
+    let store = Store::open_existing(data, config.store.cache_bytes)?;
     let hosts = chosen_hosts(&store, &args.host)?;
     let total: u64 = hosts.iter().map(|h| store.site_counters(h).pages).sum();
     let bar = progress_bar(total, Mode::detect(args.quiet));

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::cli::InspectArgs;
+use crate::config::ConfigError;
 use crate::crawl::url::{normalize_url, page_id, site_key};
 use crate::detect::Detector;
 use crate::dom::Dom;
@@ -80,6 +81,8 @@ pub enum InspectError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 impl From<StoreError> for InspectError {
@@ -99,11 +102,13 @@ pub struct Inspection {
 }
 
 pub fn run(args: &InspectArgs) -> Result<Inspection, InspectError> {
-    if !args.data.exists() {
-        return Err(InspectError::Missing(args.data.clone()));
+    let config = super::settings(&args.settings, super::data_override(args.data.as_deref()))?;
+    let data = &config.crawl.data_dir;
+    if !data.exists() {
+        return Err(InspectError::Missing(data.clone()));
     }
-    let store = Store::open_existing(&args.data, 32 << 20)?;
-    let host = resolve_host(&store, &args.host, &args.data)?;
+    let store = Store::open_existing(data, config.store.cache_bytes)?;
+    let host = resolve_host(&store, &args.host, data)?;
     let report = build(&store, &host, args.page.as_deref())?;
     drop(store);
     crate::output::write_atomic(&args.report, report::render(&report).as_bytes()).map_err(

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use crate::cli::StatusArgs;
+use crate::config::ConfigError;
 // Re-exported: `status::report` returns it, and callers have named it here.
 use crate::status::SNAPSHOT;
 pub use crate::status::{HostRow, StatusReport};
@@ -14,6 +15,8 @@ use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StatusError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     #[error("{0} does not exist (no crawl has used it)")]
     Missing(std::path::PathBuf),
     #[error(transparent)]
@@ -26,7 +29,8 @@ pub enum StatusError {
 }
 
 pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
-    let report = report(&args.data)?;
+    let config = super::settings(&args.settings, super::data_override(args.data.as_deref()))?;
+    let report = report(&config.crawl.data_dir, config.store.cache_bytes)?;
     let text = if args.json {
         let mut json = serde_json::to_string_pretty(&report)
             .expect("invariant: a status report serialises (plain data, string keys)");
@@ -40,11 +44,13 @@ pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
     Ok(())
 }
 
-pub fn report(data: &Path) -> Result<StatusReport, StatusError> {
+/// The report on the data directory `data`, its store opened with a page cache of `cache_bytes`
+/// (`store.cache_bytes`); the running crawl's snapshot when a crawl holds the store.
+pub fn report(data: &Path, cache_bytes: u64) -> Result<StatusReport, StatusError> {
     if !data.exists() {
         return Err(StatusError::Missing(data.to_path_buf()));
     }
-    match Store::open_existing(data, 16 << 20) {
+    match Store::open_existing(data, cache_bytes) {
         Ok(store) => Ok(StatusReport::from_store(&store)?),
         Err(StoreError::Locked { .. }) => {
             let path = data.join(SNAPSHOT);

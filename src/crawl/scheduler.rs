@@ -1,6 +1,7 @@
 //! The crawl loop: one task owns every origin's in-memory state (queue cursor, politeness,
 //! robots, in-flight count) and a timer-ordered set of origins ready to start a request; jobs
-//! run as spawned tasks and report back. robots.txt is read before any other URL of an origin.
+//! run as spawned tasks and report back. robots.txt is read before any other URL of an origin
+//! (never when `robots.respect` is off).
 //! A crawl is done when no origin has work it may start and nothing is in flight.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -93,6 +94,8 @@ pub struct CrawlSummary {
 }
 
 enum Robots {
+    /// `robots.respect = false`: robots.txt is never fetched and every URL is allowed.
+    Ignored,
     Unknown,
     Fetching,
     Known {
@@ -195,6 +198,12 @@ pub async fn run(
     options: RunOptions,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = std::time::Instant::now();
+    if !config.robots.respect {
+        tracing::warn!(
+            "robots.txt is ignored (robots.respect = false): not fetched, its rules, Crawl-delay \
+             and Sitemap lines not obeyed; crawl.delay and per-origin limits still apply"
+        );
+    }
     let archive = match Archive::open(&config)? {
         Some((archive, recovered)) => {
             for r in recovered {
@@ -353,7 +362,11 @@ impl Scheduler {
             buffer: VecDeque::new(),
             in_flight: 0,
             polite: Politeness::new(delay),
-            robots: Robots::Unknown,
+            robots: if self.ctx.config.robots.respect {
+                Robots::Unknown
+            } else {
+                Robots::Ignored
+            },
             failures: 0,
             robots_failures: 0,
             parked: false,
@@ -362,7 +375,11 @@ impl Scheduler {
             scheduled: None,
         };
         let mut waits_for_robots = None;
-        if let Ok(Some(entry)) = self.ctx.store.robots::<RobotsEntry>(key) {
+        let cached = match origin.robots {
+            Robots::Ignored => None,
+            _ => self.ctx.store.robots::<RobotsEntry>(key).ok().flatten(),
+        };
+        if let Some(entry) = cached {
             origin.polite.set_delay(self.effective_delay(&entry.policy));
             if let (Some(_), RobotsPolicy::DisallowAll { reason }) =
                 (entry.unreachable_since, &entry.policy)
@@ -503,6 +520,7 @@ impl Scheduler {
             return Ok(false);
         };
         let robots_stale = match &o.robots {
+            Robots::Ignored => false,
             Robots::Unknown => true,
             Robots::Fetching => return Ok(false),
             Robots::Known { entry, expires } => {

@@ -7,6 +7,13 @@ use crate::support::{thresher_bin, write_config, write_seeds, NewsSite, SiteSpec
 
 /// `thresher crawl` run in `dir`, its data and output under it, quiet, with `config`.
 fn crawl_in(dir: &std::path::Path, config: &std::path::Path) -> Command {
+    let mut c = crawl_loud(dir, config);
+    c.arg("--quiet");
+    c
+}
+
+/// `crawl_in` without `--quiet`: its log lines (warnings) are on stderr.
+fn crawl_loud(dir: &std::path::Path, config: &std::path::Path) -> Command {
     let mut c = Command::new(thresher_bin());
     c.current_dir(dir)
         .arg("crawl")
@@ -15,8 +22,7 @@ fn crawl_in(dir: &std::path::Path, config: &std::path::Path) -> Command {
         .arg("--out")
         .arg(dir.join("out"))
         .arg("--config")
-        .arg(config)
-        .arg("--quiet");
+        .arg(config);
     c
 }
 
@@ -570,4 +576,58 @@ fn detector_flag_selects_the_baseline_the_crawl_cleans_with() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--detector"));
+}
+
+/// Issue: `--respect-robots` (on by default) and `[robots] respect`. Off, robots.txt is neither
+/// requested nor obeyed (its Disallow and Sitemap lines included) and the run says so once; the
+/// flag overrides the file.
+#[test]
+fn robots_are_respected_by_default_and_ignored_only_when_asked() {
+    let server = TestServer::background(1, 1);
+    let o = server.origin(0);
+    crate::support::sites::mount_robots_rules(o, None);
+    let tmp = tempfile::tempdir().unwrap();
+    // One crawl in a fresh data directory: the hits it made on robots.txt, on the disallowed
+    // page and on robots.txt's sitemap, and its stderr.
+    let run = |name: &str, config: &str, args: &[&str]| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = write_config(&dir, &format!("[crawl]\ndelay = \"0ms\"\n{config}"));
+        let hits = || {
+            let paths = ["/robots.txt", "/private/secret.html", "/sitemap.xml"];
+            paths.map(|p| o.hits(p))
+        };
+        let before = hits();
+        let out = crawl_loud(&dir, &config)
+            .args(args)
+            .arg(o.url("/"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{name}: {stderr}");
+        let after = hits();
+        let delta: Vec<usize> = (0..3).map(|i| after[i] - before[i]).collect();
+        (delta, stderr)
+    };
+    let ignored = "robots.txt is ignored";
+
+    let (hits, stderr) = run("default", "", &[]);
+    assert_eq!(hits, [1, 0, 1], "robots.txt read and obeyed: {stderr}");
+    assert!(!stderr.contains(ignored), "{stderr}");
+
+    let (hits, stderr) = run("flag-off", "", &["--respect-robots=false"]);
+    assert_eq!(hits, [0, 1, 0], "robots.txt not requested: {stderr}");
+    assert_eq!(stderr.matches(ignored).count(), 1, "{stderr}");
+
+    let (hits, stderr) = run("file-off", "[robots]\nrespect = false\n", &[]);
+    assert_eq!(hits, [0, 1, 0], "{stderr}");
+    assert_eq!(stderr.matches(ignored).count(), 1, "{stderr}");
+
+    let (hits, stderr) = run(
+        "flag-over-file",
+        "[robots]\nrespect = false\n",
+        &["--respect-robots"],
+    );
+    assert_eq!(hits, [1, 0, 1], "the flag overrides the file: {stderr}");
+    assert!(!stderr.contains(ignored), "{stderr}");
 }

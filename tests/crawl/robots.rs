@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{check_stored, crawl, Dirs};
+use super::{check_stored, crawl, stored_urls, Dirs};
 use crate::support::sites::{mount_robots_rules, mount_robots_status, RobotsCase};
 use crate::support::TestServer;
 
@@ -95,5 +95,32 @@ async fn cached_robots_is_reused_on_resume() {
         o.hits("/robots.txt"),
         1,
         "robots.txt cached in the store with its expiry"
+    );
+}
+
+/// `robots.respect = false`: robots.txt is never requested, so neither its Disallow lines nor its
+/// Crawl-delay nor its Sitemap lines apply; `crawl.delay` still spaces the requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_are_neither_fetched_nor_obeyed_when_respect_is_off() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    mount_robots_rules(o, Some(Duration::from_secs(2)));
+    let dirs = Dirs::new();
+    let toml = "[crawl]\ndelay = \"200ms\"\n[robots]\nrespect = false\n";
+    crawl(&dirs, &[o.url("/")], toml).await;
+    assert_eq!(o.hits("/robots.txt"), 0, "{:?}", o.hit_counts());
+    for p in ["/private/secret.html", "/script.cgi", "/a.html", "/c.html"] {
+        assert_eq!(o.hits(p), 1, "{p}: {:?}", o.hit_counts());
+    }
+    for p in ["/sitemap.xml", "/sitemap_index.xml", "/from-sitemap.html"] {
+        assert_eq!(o.hits(p), 0, "{p}: robots.txt's sitemaps are not read");
+    }
+    assert!(stored_urls(&dirs.store()).contains(&o.url("/private/secret.html")));
+    // The configured delay (not robots.txt's 2 s Crawl-delay) spaces the requests.
+    assert_eq!(
+        o.pairs_closer_than(Duration::from_millis(150)),
+        0,
+        "gaps: {:?}",
+        o.gaps()
     );
 }

@@ -98,6 +98,41 @@ fn export_flag_errors_say_what_is_wrong() {
     assert!(!dir.exists(), "a refused export writes nothing");
 }
 
+/// `--config` and `--set` as in `crawl`: an unknown key is an error naming the file or flag
+/// (exit 2, nothing written), and the file's `crawl.data_dir` is the data directory.
+#[test]
+fn export_reads_the_config_file_and_rejects_unknown_keys() {
+    let corpus = corpus();
+    let config = corpus.path("f.toml");
+    let out = corpus.path("o.jsonl");
+    std::fs::write(&config, "[store]\ncache_bytez = \"8 MiB\"\n").unwrap();
+    let o = corpus.export(&["--config", arg(&config), "--out", arg(&out)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("f.toml") && stderr.contains("cache_bytez"),
+        "{stderr}"
+    );
+    let o = corpus.export(&["--set", "store.cache_bytez=1", "--out", arg(&out)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--set store.cache_bytez"), "{stderr}");
+    assert!(!out.exists(), "a refused export writes nothing");
+
+    let data = corpus.data();
+    let text = format!(
+        "[crawl]\ndata_dir = {:?}\n[store]\ncache_bytes = \"8 MiB\"\n",
+        arg(&data)
+    );
+    std::fs::write(&config, text).unwrap();
+    let o = Command::new(crate::support::thresher_bin())
+        .args(["export", "-q", "--config", arg(&config), "--out", arg(&out)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!read_jsonl(&out).is_empty());
+}
+
 /// Parquet and JSON Lines (plain and gzip) read back by pyarrow and Python's json: the same
 /// rows, fields and text as the store. Skipped (loudly) where pyarrow is missing, unless
 /// `THRESHER_CI_PYARROW=1` (set by `.ci/run`, which installs it): then it fails.
