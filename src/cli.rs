@@ -165,6 +165,16 @@ fn eval_detector_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(names)
 }
 
+/// `export --format`'s choices.
+fn format_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(crate::corpus::write::Format::NAMES)
+}
+
+/// `export --dedup`'s choices.
+fn dedup_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(crate::corpus::Dedup::NAMES)
+}
+
 /// `--algorithm`'s choices.
 fn algorithm_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(crate::template::Algorithm::ALL.map(|a| a.name()))
@@ -207,8 +217,8 @@ pub struct ExportArgs {
     /// Data directory [config: crawl.data_dir, default thresher-data].
     #[arg(long)]
     pub data: Option<PathBuf>,
-    /// jsonl, parquet or text [default: parquet when --out ends in .parquet, else jsonl].
-    #[arg(long)]
+    /// Output format [default: parquet when --out ends in .parquet, else jsonl].
+    #[arg(long, value_parser = format_names())]
     pub format: Option<String>,
     /// Output file (jsonl: .gz / .zst compress; parquet) or directory (text); standard output
     /// when omitted (jsonl only).
@@ -219,7 +229,7 @@ pub struct ExportArgs {
     pub host: Vec<String>,
     /// Duplicates: none, exact (same cleaned text), near (also MinHash Jaccard >= 0.8 of word
     /// 5-shingles), mark (keep all; duplicates get dup_of). Across hosts; the first page wins.
-    #[arg(long, default_value = "none")]
+    #[arg(long, default_value = "none", value_parser = dedup_names())]
     pub dedup: String,
     /// Columns, comma-separated, in this order (jsonl and parquet); default: all of id, url,
     /// host, canonical, lang, lang_confidence, title, published, author, fetched_at,
@@ -479,6 +489,27 @@ mod tests {
 
     /// `clean --detector` / `--algorithm` are overrides: unset unless given, still checked, and
     /// `--help` still lists their values.
+    #[test]
+    fn export_format_and_dedup_are_checked_and_list_their_values() {
+        let export = |extra: &[&str]| {
+            let words = ["thresher", "export"].iter().chain(extra);
+            Cli::try_parse_from(words).map(|_| ())
+        };
+        assert!(export(&["--format", "parquet", "--dedup", "mark"]).is_ok());
+        let e = export(&["--format", "xml"]).expect_err("an unknown format");
+        assert!(e.to_string().contains("jsonl, parquet, text"), "{e}");
+        assert!(export(&["--dedup", "fuzzy"]).is_err());
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        let help = cmd
+            .find_subcommand_mut("export")
+            .expect("export")
+            .render_long_help()
+            .to_string();
+        for value in ["jsonl", "parquet", "text", "exact", "near", "mark"] {
+            assert!(help.contains(value), "{value}: {help}");
+        }
+    }
+
     #[test]
     fn clean_detector_flags_are_optional_and_list_their_values() {
         let clean = |extra: &[&str]| {

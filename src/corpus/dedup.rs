@@ -58,6 +58,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// `--dedup`'s choices, as `parse` reads them.
+    pub const NAMES: [&'static str; 4] = ["none", "exact", "near", "mark"];
+
     pub fn parse(name: &str) -> Result<Mode, CorpusError> {
         match name {
             "none" => Ok(Mode::None),

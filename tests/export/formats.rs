@@ -75,7 +75,7 @@ fn export_flag_errors_say_what_is_wrong() {
     let cases: [(&[&str], &str); 6] = [
         (&["--fields", "id,body"], "unknown field \"body\""),
         (&["--fields", "id,id"], "named twice"),
-        (&["--dedup", "fuzzy"], "unknown --dedup \"fuzzy\""),
+        (&["--dedup", "fuzzy"], "invalid value 'fuzzy' for '--dedup"),
         (
             &["--format", "parquet"],
             "--format parquet needs --out FILE",

@@ -34,6 +34,9 @@ pub enum Format {
 }
 
 impl Format {
+    /// `--format`'s choices, as `choose` reads them.
+    pub const NAMES: [&'static str; 3] = ["jsonl", "parquet", "text"];
+
     /// The format named, or when none is, the one `out`'s name implies (`.parquet` → Parquet;
     /// anything else, and standard output, → JSON Lines).
     pub fn choose(name: Option<&str>, out: Option<&Path>) -> Result<Format, CorpusError> {
