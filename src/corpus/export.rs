@@ -59,7 +59,12 @@ impl Needs {
     fn of(fields: &[Field], dedup: Mode) -> Needs {
         let has = |f: &[Field]| f.iter().any(|x| fields.contains(x));
         Needs {
-            html: has(&[Field::Canonical, Field::Published, Field::Author]),
+            html: has(&[
+                Field::Canonical,
+                Field::Published,
+                Field::Author,
+                Field::FromByline,
+            ]),
             lang: has(&[Field::Lang, Field::LangConfidence]),
             ratio: has(&[Field::TemplateRatio]),
             near: dedup.near(),
@@ -168,6 +173,19 @@ fn prepare(
             record.canonical = stated.canonical;
             record.published = stated.published;
             record.author = stated.author;
+        }
+        // Markup first; the byline only for what the markup does not state.
+        if record.published.is_none() || record.author.is_none() {
+            if let Some(b) = store.byline(id)? {
+                let (published, author) =
+                    meta::with_byline(&mut record.published, &mut record.author, b);
+                record.from_byline = match (author, published) {
+                    (true, true) => Some("author,published"),
+                    (true, false) => Some("author"),
+                    (false, true) => Some("published"),
+                    (false, false) => None,
+                };
+            }
         }
     }
     if needs.lang {

@@ -1,7 +1,8 @@
 //! A page's canonical URL, publication date and author, from what it states about itself
 //! (`dom::meta::HtmlMeta`): JSON-LD first (the most structured), then meta tags, then `<time>`
-//! elements and `rel=author` / `itemprop=author` bylines. Nothing is guessed from prose: a page
-//! that states none of them gets none.
+//! elements and `rel=author` / `itemprop=author` bylines. Nothing is guessed from prose. What
+//! the markup leaves out, the export may fill from the page's byline as the cleaner read it
+//! (`with_byline`: the short lines it dropped at a cluster's byline positions, `template::byline`).
 //!
 //! `published` is normalised to ISO 8601: `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS` with the zone
 //! the page gave (`Z` or `±HH:MM`; none when it gave none). A value in any other form (`March
@@ -11,6 +12,7 @@ use serde_json::Value as Json;
 use url::Url;
 
 use crate::dom::meta::HtmlMeta;
+use crate::store::BylineRecord;
 
 /// Meta keys (lower case) that state the publication time, most specific first.
 const PUBLISHED_KEYS: &[&str] = &[
@@ -68,6 +70,26 @@ pub fn stated(meta: &HtmlMeta, url: &str) -> Stated {
         published: published(meta, &json_ld),
         author: author(meta, &json_ld),
     }
+}
+
+/// Fill `published` and `author` from the page's byline where the markup stated none (the
+/// markup always wins). Returns which were filled: (`published`, `author`).
+pub fn with_byline(
+    published: &mut Option<String>,
+    author: &mut Option<String>,
+    byline: BylineRecord,
+) -> (bool, bool) {
+    let fill = |field: &mut Option<String>, value: Option<String>| {
+        let filled = field.is_none() && value.is_some();
+        if filled {
+            *field = value;
+        }
+        filled
+    };
+    (
+        fill(published, byline.published),
+        fill(author, byline.author.map(|a| bound_names(&a))),
+    )
 }
 
 /// `<link rel=canonical>` resolved against the page URL, else an absolute `og:url`; http(s) only.
@@ -361,6 +383,27 @@ mod tests {
         );
         let m = scan(r#"<meta property=og:url content="/relative">"#);
         assert_eq!(stated(&m, "https://e.example/").canonical, None);
+    }
+
+    #[test]
+    fn bylines_fill_only_what_markup_does_not_state() {
+        let byline = || BylineRecord {
+            author: Some("Byline Name".into()),
+            published: Some("2024-03-01".into()),
+        };
+        let (mut published, mut author) = (None, Some("Markup Name".to_string()));
+        assert_eq!(
+            with_byline(&mut published, &mut author, byline()),
+            (true, false)
+        );
+        assert_eq!(published.as_deref(), Some("2024-03-01"));
+        assert_eq!(author.as_deref(), Some("Markup Name"), "markup wins");
+        let (mut published, mut author) = (Some("2020-01-01".to_string()), None);
+        assert_eq!(
+            with_byline(&mut published, &mut author, BylineRecord::default()),
+            (false, false)
+        );
+        assert_eq!((published.as_deref(), author), (Some("2020-01-01"), None));
     }
 
     #[test]

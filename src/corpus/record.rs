@@ -16,6 +16,7 @@ pub enum Field {
     Title,
     Published,
     Author,
+    FromByline,
     FetchedAt,
     LastModified,
     Cluster,
@@ -39,7 +40,7 @@ pub enum Kind {
 
 impl Field {
     /// Every column, in the default order.
-    pub const ALL: [Field; 15] = [
+    pub const ALL: [Field; 16] = [
         Field::Id,
         Field::Url,
         Field::Host,
@@ -49,6 +50,7 @@ impl Field {
         Field::Title,
         Field::Published,
         Field::Author,
+        Field::FromByline,
         Field::FetchedAt,
         Field::LastModified,
         Field::Cluster,
@@ -68,6 +70,7 @@ impl Field {
             Field::Title => "title",
             Field::Published => "published",
             Field::Author => "author",
+            Field::FromByline => "from_byline",
             Field::FetchedAt => "fetched_at",
             Field::LastModified => "last_modified",
             Field::Cluster => "cluster",
@@ -87,6 +90,7 @@ impl Field {
             | Field::Title
             | Field::Published
             | Field::Author
+            | Field::FromByline
             | Field::LastModified
             | Field::DupOf => Kind::OptStr,
         }
@@ -139,6 +143,10 @@ pub struct Record {
     pub title: Option<String>,
     pub published: Option<String>,
     pub author: Option<String>,
+    /// Which of `author` and `published` were read from the page's byline (the short lines
+    /// the cleaner dropped) because its markup states none: `author`, `published`,
+    /// `author,published`, or `None` (from markup, or absent).
+    pub from_byline: Option<&'static str>,
     /// RFC 3339, UTC, seconds.
     pub fetched_at: String,
     /// RFC 3339, UTC, from the HTTP `Last-Modified` header.
@@ -166,6 +174,7 @@ impl Record {
             Field::Title => opt(&self.title),
             Field::Published => opt(&self.published),
             Field::Author => opt(&self.author),
+            Field::FromByline => self.from_byline.map_or(Value::Null, Value::Str),
             Field::FetchedAt => Value::Str(&self.fetched_at),
             Field::LastModified => opt(&self.last_modified),
             Field::Cluster => Value::U32(self.cluster),

@@ -129,6 +129,7 @@ fn unclustered(doms: &[Dom], dropped: &[Vec<bool>]) -> SiteResult {
         templates: vec![Vec::new(); clustering.clusters.len()],
         clustering,
         texts,
+        bylines: Vec::new(),
     }
 }
 

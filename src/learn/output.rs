@@ -1,6 +1,6 @@
 //! Where cleaned text goes: `OUT/<site>/<page id>.txt` (written atomically, so a kill -9 never
 //! leaves half a file) plus `OUT/<site>/index.tsv` (page id → URL), and the page's `CleanRecord`
-//! in the store, which `export` reads.
+//! (and `BylineRecord`, what its byline said) in the store, which `export` reads.
 //!
 //! The store is the truth: a kill -9 between writing text files and their index leaves them out
 //! of step, so the learner calls [`Output::reconcile`] for every site when it starts, which
@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use crate::crawl::url::{page_stem, without_credentials};
 use crate::output::{site_dir_name, write_atomic};
-use crate::store::{now_ms, CleanRecord, Store, StoreError};
+use crate::store::{now_ms, BylineRecord, CleanRecord, Store, StoreError};
+use crate::template::byline::Byline;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -48,8 +49,9 @@ impl Output {
         id: u64,
         cluster: u32,
         text: &str,
+        byline: &Byline,
     ) -> Result<bool, OutputError> {
-        match self.file(store, site, id, cluster, text.to_string())? {
+        match self.file(store, site, id, cluster, text.to_string(), byline)? {
             None => Ok(false),
             Some(record) => {
                 store.put_cleaned_many(&[record])?;
@@ -59,7 +61,8 @@ impl Output {
     }
 
     /// Write the page's file if its text (or cluster) changed, and return the record to store
-    /// for it (`None`: unchanged). Callers store records in batches (`put_cleaned_many`).
+    /// for it (`None`: unchanged). Callers store records in batches (`put_cleaned_many`). The
+    /// page's byline is stored here, when it changed (a read, and rarely a write, per page).
     pub fn file(
         &self,
         store: &Store,
@@ -67,7 +70,15 @@ impl Output {
         id: u64,
         cluster: u32,
         text: String,
+        byline: &Byline,
     ) -> Result<Option<(u64, CleanRecord)>, OutputError> {
+        let record = BylineRecord {
+            author: byline.author.clone(),
+            published: byline.published.clone(),
+        };
+        if store.byline(id)?.unwrap_or_default() != record {
+            store.put_byline(id, &record)?;
+        }
         let dir = self.site_dir(site);
         let path = dir.join(format!("{}.txt", page_stem(id)));
         let sum = (cluster, xxhash_rust::xxh3::xxh3_64(text.as_bytes()));

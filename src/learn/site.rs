@@ -13,8 +13,9 @@ use super::output::{Output, OutputError};
 use crate::crawl::url::without_credentials;
 use crate::detect::{self, Detector};
 use crate::dom::Dom;
-use crate::store::{now_ms, ClusterSummary, SiteClusters, Store, StoreError};
-use crate::template::clean::ClusterModel;
+use crate::store::{now_ms, CleanRecord, ClusterSummary, SiteClusters, Store, StoreError};
+use crate::template::byline::Byline;
+use crate::template::clean::{Cleaned, ClusterModel};
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
 use crate::template::{engine, support};
 
@@ -151,7 +152,8 @@ impl SiteLearner<'_> {
             for id in pages {
                 if let Some(dom) = self.store.dom(id)? {
                     cleaned_now += 1;
-                    records.extend(self.out.file(self.store, site, id, c, model.clean(&dom))?);
+                    let page = model.clean_page(&dom);
+                    records.extend(self.write(site, id, c, page)?);
                     cleaned.push(id);
                 }
             }
@@ -273,15 +275,13 @@ impl SiteLearner<'_> {
                 .iter()
                 .map(|&m| essential[m as usize].as_slice())
                 .collect();
-            let (template, texts) = engine::clean_cluster(&pages, &sets);
+            let (template, cleaned) = engine::clean_cluster_pages(&pages, &sets);
             drop(pages);
             drop(doms);
             let mut records = Vec::new();
-            for (&m, text) in kept.iter().zip(texts) {
-                records.extend(
-                    self.out
-                        .file(self.store, site, ids[m as usize], label, text)?,
-                );
+            for (&m, page) in kept.iter().zip(cleaned) {
+                let id = ids[m as usize];
+                records.extend(self.write(site, id, label, page)?);
             }
             self.store.put_cleaned_many(&records)?;
             written += records.len() as u64;
@@ -327,13 +327,13 @@ impl SiteLearner<'_> {
         }
         let refs: Vec<&Dom> = sample.iter().collect();
         // The sample's own texts come with its learning, as in `engine::clean_cluster`.
-        let (model, sample_texts) = ClusterModel::learn_and_clean(&refs, &template);
+        let (model, sample_cleaned) = ClusterModel::learn_and_clean_pages(&refs, &template);
         drop(refs);
         drop(sample);
         let mut kept: Vec<u64> = Vec::with_capacity(members.len());
         let mut records = Vec::new();
-        for (&id, text) in sample_ids.iter().zip(sample_texts) {
-            records.extend(self.out.file(self.store, site, id, label, text)?);
+        for (&id, page) in sample_ids.iter().zip(sample_cleaned) {
+            records.extend(self.write(site, id, label, page)?);
             kept.push(id);
         }
         self.store.put_cleaned_many(&records)?;
@@ -347,13 +347,8 @@ impl SiteLearner<'_> {
                     continue;
                 }
                 if let Some(dom) = self.store.dom(id)? {
-                    records.extend(self.out.file(
-                        self.store,
-                        site,
-                        id,
-                        label,
-                        model.clean(&dom),
-                    )?);
+                    let page = model.clean_page(&dom);
+                    records.extend(self.write(site, id, label, page)?);
                     kept.push(id);
                 }
             }
@@ -367,6 +362,19 @@ impl SiteLearner<'_> {
             template,
         };
         Ok((summary, written))
+    }
+
+    /// One cleaned page's text file and byline (`Output::file`): the record to store for it.
+    fn write(
+        &self,
+        site: &str,
+        id: u64,
+        cluster: u32,
+        page: Cleaned,
+    ) -> Result<Option<(u64, CleanRecord)>, LearnError> {
+        Ok(self
+            .out
+            .file(self.store, site, id, cluster, page.text, &page.byline)?)
     }
 
     /// The site's page ids, ascending, with one stored record each (pages without it skipped).
@@ -394,8 +402,10 @@ impl SiteLearner<'_> {
         drop(doms);
         let assignment = result.clustering.assignment(ids.len());
         let mut records = Vec::new();
-        for ((&id, text), &c) in ids.iter().zip(result.texts).zip(&assignment) {
-            records.extend(self.out.file(self.store, site, id, c, text)?);
+        let none = Byline::default();
+        for (k, ((&id, text), &c)) in ids.iter().zip(result.texts).zip(&assignment).enumerate() {
+            let byline = result.bylines.get(k).unwrap_or(&none);
+            records.extend(self.out.file(self.store, site, id, c, text, byline)?);
         }
         self.store.put_cleaned_many(&records)?;
         let clusters = result

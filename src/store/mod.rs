@@ -35,6 +35,7 @@
 //! | `D` site · 0x00 · body xxh3     | page id with that body        |
 //! | `t` page id                     | `CleanRecord`, lz4            |
 //! | `T` page id                     | cluster u32 · xxh3(text) u64  |
+//! | `b` page id                     | `BylineRecord` (only when any)|
 
 mod commit;
 pub mod records;
@@ -108,6 +109,7 @@ pub(crate) mod key {
     pub const CLEANED: u8 = b't';
     pub const CLEAN_SUM: u8 = b'T';
     pub const SITE_CLUSTERS: u8 = b'k';
+    pub const BYLINE: u8 = b'b';
     pub const CONTENT: u8 = b'D';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
@@ -600,6 +602,23 @@ impl Store {
         }
         self.tree.apply_batch(batch)?;
         Ok(())
+    }
+
+    /// What the page's byline said when it was last cleaned (`None`: nothing, or never read).
+    pub fn byline(&self, id: u64) -> Result<Option<BylineRecord>, StoreError> {
+        self.get(&key::page(key::BYLINE, id))
+    }
+
+    /// Record what the page's byline says; an empty record removes the key (most pages have
+    /// none, and absent keys cost nothing).
+    pub fn put_byline(&self, id: u64, record: &BylineRecord) -> Result<(), StoreError> {
+        let k = key::page(key::BYLINE, id);
+        if record.is_empty() {
+            self.tree.remove(k)?;
+            Ok(())
+        } else {
+            self.put(&k, record)
+        }
     }
 
     /// Number of stored pages (sum of the sites' counters).

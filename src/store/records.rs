@@ -216,6 +216,22 @@ pub struct CleanRecord {
     pub updated_at_ms: u64,
 }
 
+/// What a page's byline said when the template engine last cleaned it (`template::byline`):
+/// an author and a publication date (`YYYY-MM-DD`) read from the short lines the cleaner
+/// dropped. Kept under its own key so that `CleanRecord`'s encoding (and the schema) stays as
+/// it was: a store written before bylines were read simply has none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BylineRecord {
+    pub author: Option<String>,
+    pub published: Option<String>,
+}
+
+impl BylineRecord {
+    pub fn is_empty(&self) -> bool {
+        self.author.is_none() && self.published.is_none()
+    }
+}
+
 /// A site's latest clustering (what `inspect` shows and the final pass records).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteClusters {

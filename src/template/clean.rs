@@ -5,7 +5,9 @@
 //! - *repeated text*: text nodes found on two or more of its pages without being template
 //!   (bylines, editor and source lines, an author's bio) — short ones are dropped;
 //! - *the content region*: the element signature under which its pages keep their prose,
-//!   agreed by vote, so one odd page (a flash item next to a long list) gets its siblings' region.
+//!   agreed by vote, so one odd page (a flash item next to a long list) gets its siblings' region;
+//! - *byline positions* (`byline::Positions`): where the lines it drops name an author or a
+//!   date, so that cleaning a page also reads its byline (`clean_page`) without changing its text.
 //!
 //! Pure and deterministic: the model does not depend on page order (counts and integer votes).
 
@@ -13,6 +15,7 @@ use std::collections::BTreeMap;
 
 use crate::dom::{text, Dom, NodeKind};
 
+use super::byline::{self, Byline, Positions};
 use super::content::blocks::{Blocks, NONE};
 use super::content::features::Features;
 use super::content::prune::{self, Mode};
@@ -34,6 +37,16 @@ pub struct ClusterModel {
     site: bool,
     /// The components that run (all of them, except in the dev harness's ablations).
     features: Features,
+    /// Where the lines the cleaner drops hold the pages' bylines.
+    bylines: Positions,
+}
+
+/// One page cleaned: its text and what its byline says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cleaned {
+    /// One block per line.
+    pub text: String,
+    pub byline: Byline,
 }
 
 /// Indices of `pages` without repeats of the same content (same path set: the same text at the
@@ -87,6 +100,12 @@ struct Scored {
     scores: Vec<i64>,
 }
 
+/// A page scored and pruned: what rendering its text and reading its byline need.
+struct Decided {
+    scored: Scored,
+    kept: Vec<bool>,
+}
+
 impl ClusterModel {
     /// Learn from a cluster's pages and its template path set (`support::template`).
     pub fn learn(pages: &[&Dom], template: &[u64]) -> ClusterModel {
@@ -106,29 +125,45 @@ impl ClusterModel {
         template: &[u64],
         features: Features,
     ) -> (ClusterModel, Vec<String>) {
-        let (model, firsts, scored) = Self::learn_scored(pages, template, features);
-        let mut score_of: Vec<Option<usize>> = vec![None; pages.len()];
-        for (k, &i) in firsts.iter().enumerate() {
-            score_of[i] = Some(k);
-        }
-        let texts = pages
-            .iter()
-            .zip(score_of)
-            .map(|(dom, k)| match k {
-                Some(k) => model.render(dom, &scored[k]),
-                // A repeat of an earlier page (same content): scored like any page.
-                None => model.clean(dom),
-            })
-            .collect();
-        (model, texts)
+        let (model, cleaned) = Self::learn_and_clean_pages_with(pages, template, features);
+        (model, cleaned.into_iter().map(|c| c.text).collect())
     }
 
-    /// The model, the indices of the distinct pages it learned from, and their scores.
+    /// `learn_and_clean` with each page's byline too (`clean_page`).
+    pub fn learn_and_clean_pages(pages: &[&Dom], template: &[u64]) -> (ClusterModel, Vec<Cleaned>) {
+        Self::learn_and_clean_pages_with(pages, template, Features::ALL)
+    }
+
+    /// `learn_and_clean_pages` with some components off (the dev harness's ablations).
+    pub fn learn_and_clean_pages_with(
+        pages: &[&Dom],
+        template: &[u64],
+        features: Features,
+    ) -> (ClusterModel, Vec<Cleaned>) {
+        let (model, firsts, decided) = Self::learn_scored(pages, template, features);
+        let mut decided_of: Vec<Option<usize>> = vec![None; pages.len()];
+        for (k, &i) in firsts.iter().enumerate() {
+            decided_of[i] = Some(k);
+        }
+        let cleaned = pages
+            .iter()
+            .zip(decided_of)
+            .map(|(dom, k)| match k {
+                Some(k) => model.finish(dom, &decided[k]),
+                // A repeat of an earlier page (same content): scored like any page.
+                None => model.clean_page(dom),
+            })
+            .collect();
+        (model, cleaned)
+    }
+
+    /// The model, the indices of the distinct pages it learned from, and their scores and
+    /// verdicts.
     fn learn_scored(
         pages: &[&Dom],
         template: &[u64],
         features: Features,
-    ) -> (ClusterModel, Vec<usize>, Vec<Scored>) {
+    ) -> (ClusterModel, Vec<usize>, Vec<Decided>) {
         // The same page stored twice (a print view, a tracking parameter) is one page of
         // evidence, not two: otherwise every line of it looks repeated across pages.
         let firsts = distinct(pages);
@@ -145,11 +180,30 @@ impl ClusterModel {
             region: None,
             site: distinct.len() >= 2 && features.site_mode,
             features,
+            bylines: Positions::default(),
         };
         model.repeated = model.repeated_paths(&distinct);
         let scored: Vec<Scored> = distinct.iter().map(|d| model.score(d)).collect();
         model.region = vote_region(&distinct, &scored);
-        (model, firsts, scored)
+        // The verdicts depend on the region just voted, the byline positions on the verdicts;
+        // neither changes what the other pages' verdicts are.
+        let decided: Vec<Decided> = distinct
+            .iter()
+            .zip(scored)
+            .map(|(dom, scored)| Decided {
+                kept: model.keep(dom, &scored),
+                scored,
+            })
+            .collect();
+        if model.site {
+            let lines: Vec<byline::PageLines> = distinct
+                .iter()
+                .zip(&decided)
+                .map(|(dom, d)| byline::dropped_lines(dom, &d.scored.blocks, &d.kept, |_| true))
+                .collect();
+            model.bylines = Positions::learn(&lines);
+        }
+        (model, firsts, decided)
     }
 
     /// Non-template text paths present on two or more pages.
@@ -276,9 +330,16 @@ impl ClusterModel {
         s.blocks.blocks.iter().map(own).collect()
     }
 
-    /// The page's text from its scores.
-    fn render(&self, dom: &Dom, s: &Scored) -> String {
-        let kept = self.keep(dom, s);
+    /// The page's text and byline from its scores and verdicts.
+    fn finish(&self, dom: &Dom, d: &Decided) -> Cleaned {
+        Cleaned {
+            text: self.render(dom, &d.scored, &d.kept),
+            byline: self.bylines.read(dom, &d.scored.blocks, &d.kept),
+        }
+    }
+
+    /// The page's text from its scores and verdicts.
+    fn render(&self, dom: &Dom, s: &Scored, kept: &[bool]) -> String {
         let whole = self.features.whole_blocks;
         text::render(dom, |i| {
             let b = s.blocks.block_of[i];
@@ -295,7 +356,16 @@ impl ClusterModel {
 
     /// The cleaned text of one page of the cluster, one block per line.
     pub fn clean(&self, dom: &Dom) -> String {
-        self.render(dom, &self.score(dom))
+        let s = self.score(dom);
+        let kept = self.keep(dom, &s);
+        self.render(dom, &s, &kept)
+    }
+
+    /// One page of the cluster cleaned (`clean`'s text) with what its byline says.
+    pub fn clean_page(&self, dom: &Dom) -> Cleaned {
+        let scored = self.score(dom);
+        let kept = self.keep(dom, &scored);
+        self.finish(dom, &Decided { scored, kept })
     }
 }
 

@@ -4,7 +4,8 @@
 
 use crate::dom::Dom;
 
-use super::clean::ClusterModel;
+use super::byline::Byline;
+use super::clean::{Cleaned, ClusterModel};
 use super::cluster::{cluster, Algorithm, Clustering};
 use super::content::features::Features;
 use super::support::{self, Support};
@@ -16,6 +17,9 @@ pub struct SiteResult {
     pub templates: Vec<Vec<u64>>,
     /// Cleaned text per input page, one block per line.
     pub texts: Vec<String>,
+    /// What each input page's byline says (`template::byline`); empty for the baseline
+    /// detectors, which read none.
+    pub bylines: Vec<Byline>,
 }
 
 /// Cluster and clean one host's pages.
@@ -42,6 +46,12 @@ pub fn essential_from_sets(sets: &[Vec<u64>]) -> Vec<Vec<u64>> {
 /// cleaned text — what `clean_clusters` does per cluster, for callers that hold one cluster's
 /// pages at a time.
 pub fn clean_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<String>) {
+    let (template, cleaned) = clean_cluster_with(pages, essential, Features::ALL);
+    (template, cleaned.into_iter().map(|c| c.text).collect())
+}
+
+/// `clean_cluster` with each page's byline too.
+pub fn clean_cluster_pages(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<Cleaned>) {
     clean_cluster_with(pages, essential, Features::ALL)
 }
 
@@ -78,27 +88,28 @@ fn clean_cluster_with(
     pages: &[&Dom],
     essential: &[&[u64]],
     features: Features,
-) -> (Vec<u64>, Vec<String>) {
+) -> (Vec<u64>, Vec<Cleaned>) {
     let template = support::template(essential.iter().copied());
     if pages.len() <= LEARN_SAMPLE {
-        let (_, texts) = ClusterModel::learn_and_clean_with(pages, &template, features);
-        return (template, texts);
+        let (_, cleaned) = ClusterModel::learn_and_clean_pages_with(pages, &template, features);
+        return (template, cleaned);
     }
     let keys: Vec<u64> = pages.iter().map(|d| sample_key(&d.path_set())).collect();
     let chosen = learn_sample(&keys);
     let sample: Vec<&Dom> = chosen.iter().map(|&i| pages[i]).collect();
     // The sample's own texts come with its learning (each page scored once).
-    let (model, sample_texts) = ClusterModel::learn_and_clean_with(&sample, &template, features);
-    let mut texts: Vec<Option<String>> = vec![None; pages.len()];
-    for (&i, t) in chosen.iter().zip(sample_texts) {
-        texts[i] = Some(t);
+    let (model, sample_cleaned) =
+        ClusterModel::learn_and_clean_pages_with(&sample, &template, features);
+    let mut cleaned: Vec<Option<Cleaned>> = vec![None; pages.len()];
+    for (&i, c) in chosen.iter().zip(sample_cleaned) {
+        cleaned[i] = Some(c);
     }
-    let texts = texts
+    let cleaned = cleaned
         .into_iter()
         .zip(pages)
-        .map(|(t, d)| t.unwrap_or_else(|| model.clean(d)))
+        .map(|(c, d)| c.unwrap_or_else(|| model.clean_page(d)))
         .collect();
-    (template, texts)
+    (template, cleaned)
 }
 
 /// Clean one host's pages under a given clustering (the crawler's, or `cluster`'s):
@@ -115,6 +126,7 @@ pub fn clean_clusters_with(
     features: Features,
 ) -> SiteResult {
     let mut texts = vec![String::new(); doms.len()];
+    let mut bylines = vec![Byline::default(); doms.len()];
     let mut templates = Vec::with_capacity(clustering.clusters.len());
     for members in &clustering.clusters {
         let pages: Vec<&Dom> = members.iter().map(|&i| &doms[i as usize]).collect();
@@ -123,8 +135,9 @@ pub fn clean_clusters_with(
             .map(|&i| essential[i as usize].as_slice())
             .collect();
         let (template, cleaned) = clean_cluster_with(&pages, &sets, features);
-        for (&i, text) in members.iter().zip(cleaned) {
-            texts[i as usize] = text;
+        for (&i, c) in members.iter().zip(cleaned) {
+            texts[i as usize] = c.text;
+            bylines[i as usize] = c.byline;
         }
         templates.push(template);
     }
@@ -132,6 +145,7 @@ pub fn clean_clusters_with(
         clustering,
         templates,
         texts,
+        bylines,
     }
 }
 

@@ -242,3 +242,68 @@ fn export_fills_metadata_from_what_each_page_states() {
         assert!(!clean.text.contains("Cooperative"), "{}", clean.text);
     }
 }
+
+/// Bylines become metadata: a site whose pages carry a "By <name> · <date>" line at one place
+/// and state nothing in markup gets `author` and `published` from it (`from_byline` says so);
+/// the one page whose markup states an author keeps the markup's.
+#[test]
+fn export_fills_author_and_date_from_bylines_only_where_markup_states_none() {
+    const WHO: [&str; 3] = ["Ann Reporter", "Bo Writer", "Cy Columnist"];
+    let story = |i: usize| {
+        format!(
+            "The harbour board met on day {i} to discuss the new quay, and the engineers said \
+             the plan would change the town of Example for everyone who works near the water. \
+             Residents asked for a public hearing on item {i} before any decision is taken."
+        )
+    };
+    let fixtures: Vec<Fixture> = (0..6)
+        .map(|i| {
+            let head = if i == 0 {
+                r#"<meta name="author" content="Markup Name">"#
+            } else {
+                ""
+            };
+            let html = format!(
+                r#"<!doctype html><html><head><title>Story {i}</title>{head}</head><body>
+<header><p>{BRAND}</p></header><main><h1>Harbour story number {i}</h1>
+<p class="meta">By <a href="/u/{i}">{}</a> · March {}, 2024</p>
+<div class="text"><p>{}</p><p>{}</p></div></main><footer><p>{FOOTER}</p></footer></body></html>"#,
+                WHO[i % 3],
+                i + 1,
+                story(i),
+                story(i + 10),
+            );
+            Fixture::new(&format!("https://byline.example/story/{i}"), html)
+        })
+        .collect();
+    let corpus = Corpus::build(&fixtures);
+    let out = corpus.path("bylines.jsonl");
+    corpus.export_ok(&[
+        "--quiet",
+        "--fields",
+        "url,author,published,from_byline,text",
+        "--out",
+        super::arg(&out),
+    ]);
+    let rows = read_jsonl(&out);
+    assert_eq!(rows.len(), 6);
+    for row in &rows {
+        let i: usize = row["url"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(!row["text"].as_str().unwrap().contains("By "), "{row:?}");
+        assert_eq!(row["published"], format!("2024-03-{:02}", i + 1), "{row:?}");
+        if i == 0 {
+            assert_eq!(row["author"], "Markup Name", "markup wins");
+            assert_eq!(row["from_byline"], "published");
+        } else {
+            assert_eq!(row["author"], WHO[i % 3]);
+            assert_eq!(row["from_byline"], "author,published");
+        }
+    }
+}
