@@ -5,6 +5,7 @@
 //! `cmd`, so what two commands share lives lower down (`output`, `store`, `template::engine`).
 //! Layers: docs/design.md, "Layers: who may import whom".
 
+pub mod changes;
 pub mod clean;
 pub mod crawl;
 pub mod eval;
