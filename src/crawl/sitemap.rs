@@ -352,6 +352,50 @@ mod tests {
 
     const MB: usize = 1 << 20;
 
+    #[test]
+    fn lastmod_is_kept_with_its_url() {
+        let xml = "<urlset><url><lastmod>2024-03-01</lastmod><loc>https://a/x</loc></url>\
+                   <url><loc>https://a/y</loc></url>\
+                   <url><loc>https://a/z</loc><lastmod>2024-03-01T10:00:00+01:00</lastmod></url>\
+                   </urlset>";
+        let s = parse_sitemap(xml.as_bytes(), MB, 100).unwrap();
+        assert_eq!(s.urls, vec!["https://a/x", "https://a/y", "https://a/z"]);
+        assert_eq!(
+            s.lastmod,
+            vec![
+                (0, "2024-03-01".to_string()),
+                (2, "2024-03-01T10:00:00+01:00".to_string())
+            ]
+        );
+        assert!(!s.feed);
+        assert_eq!(lastmod_ms("2024-03-01"), Some(1_709_251_200_000));
+        assert_eq!(
+            lastmod_ms("2024-03-01T10:00:00+01:00"),
+            Some(1_709_251_200_000 + 9 * 3_600_000)
+        );
+        assert_eq!(
+            lastmod_ms("2024-03-01T09:00Z"),
+            lastmod_ms("2024-03-01T10:00:00+01:00")
+        );
+        assert_eq!(lastmod_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn rss_and_atom_feeds_give_their_items_links() {
+        let rss = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><link>https://a/</link>\
+                   <item><title>T</title><link>https://a/one</link></item>\
+                   <item><link> https://a/two </link></item></channel></rss>";
+        let s = parse_sitemap(rss.as_bytes(), MB, 100).unwrap();
+        assert!(s.feed);
+        assert_eq!(s.urls, vec!["https://a/one", "https://a/two"]);
+        let atom = "<feed xmlns=\"http://www.w3.org/2005/Atom\"><link href=\"https://a/\"/>\
+                    <entry><link rel=\"edit\" href=\"https://a/e\"/><link href=\"https://a/three\"/></entry>\
+                    <entry><link rel=\"alternate\" href=\"https://a/four\"></link></entry></feed>";
+        let s = parse_sitemap(atom.as_bytes(), MB, 100).unwrap();
+        assert!(s.feed);
+        assert_eq!(s.urls, vec!["https://a/three", "https://a/four"]);
+    }
+
     const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
         xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">

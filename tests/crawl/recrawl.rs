@@ -81,7 +81,8 @@ fn page(path: &str, version: u8) -> Option<String> {
     // Pages that answer 304 keep the date they were served with (their bytes do not change).
     let date = if fixed_footer { "2024-01-01" } else { date };
     Some(format!(
-        "<!doctype html><html><head><title>{title}</title></head><body>{nav}\
+        "<!doctype html><html><head><title>{title}</title>\
+         <link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed.xml\"></head><body>{nav}\
          <main><article><h1>{title}</h1>{body}</article></main>\
          <footer><p>Example News. Site updated {date}.</p></footer></body></html>"
     ))
@@ -90,9 +91,16 @@ fn page(path: &str, version: u8) -> Option<String> {
 /// The site, served by version; each page with an ETag and a Last-Modified of its bytes.
 fn mount(server: &TestServer, version: Arc<Mutex<u8>>) {
     let o = server.origin(0);
-    o.mount("/robots.txt", Endpoint::text("User-agent: *\nAllow: /\n"));
+    let sitemap = format!("Sitemap: {}\n", o.url("/sitemap.xml"));
+    o.mount(
+        "/robots.txt",
+        Endpoint::text(format!("User-agent: *\nAllow: /\n{sitemap}")),
+    );
     let serve = move |target: &str| {
         let v = *version.lock().expect("version lock");
+        if let Some(xml) = listing(target, v) {
+            return Endpoint::typed("application/xml", xml);
+        }
         match page(target, v) {
             None => Endpoint::not_found(),
             Some(html) => {
@@ -114,6 +122,30 @@ fn mount(server: &TestServer, version: Arc<Mutex<u8>>) {
         }
     };
     o.set_fallback(Endpoint::dynamic(serve));
+}
+
+/// The sitemap (p8's `<lastmod>` after the fetch in version 2, p0's long before) and the RSS
+/// feed (p5), which decide what a recrawl revisits first.
+fn listing(target: &str, version: u8) -> Option<String> {
+    match target {
+        "/sitemap.xml" => {
+            let p8 = if version == 1 {
+                "2000-01-01"
+            } else {
+                "2099-01-01"
+            };
+            Some(format!(
+                "<urlset><url><loc>/p0</loc><lastmod>2000-01-01</lastmod></url>\
+                 <url><loc>/p8</loc><lastmod>{p8}</lastmod></url></urlset>"
+            ))
+        }
+        "/feed.xml" => Some(
+            "<rss version=\"2.0\"><channel><title>News</title><link>/</link>\
+             <item><title>Five</title><link>/p5</link></item></channel></rss>"
+                .to_string(),
+        ),
+        _ => None,
+    }
 }
 
 fn thresher(dir: &Path, args: &[&str]) -> String {
@@ -226,6 +258,19 @@ fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
             .collect::<Vec<_>>()
     };
 
+    // The sitemap and the feed were read first; then the page whose <lastmod> is newer than
+    // its fetch, then the page the feed links to, then the rest.
+    let order: Vec<&str> = recrawl
+        .iter()
+        .map(|h| h.path())
+        .filter(|p| *p != "/robots.txt")
+        .collect();
+    assert_eq!(
+        order[..4],
+        ["/sitemap.xml", "/feed.xml", "/p8", "/p5"],
+        "{order:?}"
+    );
+
     // Every stored page was asked for again, conditionally; unchanged ones got a 304.
     for n in 0..ARTICLES {
         let path = format!("/p{n}");
@@ -323,7 +368,7 @@ fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
     crawl(dir.path(), &seed, &["--recrawl"]);
     let again: Vec<_> = o.log()[hits..]
         .iter()
-        .filter(|h| h.path() != "/robots.txt")
+        .filter(|h| !matches!(h.path(), "/robots.txt" | "/sitemap.xml" | "/feed.xml"))
         .map(|h| (h.target.clone(), h.status))
         .collect();
     let not_304: Vec<_> = again
