@@ -229,15 +229,16 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     let started = Instant::now();
     let watch = watch_crawl(args, &paths, &counters, &crawl_cmd, started)?;
     let wall = started.elapsed();
-    if args.recrawl {
-        recrawl_figures(&counters, &crawl_cmd, &paths, &watch, wall)?;
-    }
     let server_cpu = procfs::threads_cpu_time("test-server") - server_cpu0;
-    drop(server);
 
     let summary = summarise(
         args, &paths, &counters, &watch, &bin, wall, server_cpu, started,
     );
+    // After the summary, so its counts are the first crawl's alone.
+    if args.recrawl {
+        recrawl_figures(&counters, &crawl_cmd, &paths, &watch, wall)?;
+    }
+    drop(server);
     std::fs::write(
         paths.dir.join("summary.json"),
         serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,

@@ -327,7 +327,8 @@ fn start_recrawl(
     let cutoff = now_ms().saturating_sub(older);
     let p = crawl::recrawl::prepare(store, seeds, cutoff)?;
     progress.println(&format!(
-        "Recrawl: {} stored pages to revisit with conditional GETs; {} sitemaps and {} feeds to          read first.",
+        "Recrawl: {} stored pages to revisit with conditional GETs; {} sitemaps and {} feeds to \
+         read first.",
         p.revisits, p.sitemaps, p.feeds
     ));
     Ok(())
@@ -339,7 +340,8 @@ fn recrawl_line(store: &Store, stats: &CrawlStats, since_ms: u64) -> Result<Stri
     let (counts, pending) = store.change_counts(since_ms)?;
     let kinds: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let mut line = format!(
-        "Recrawl: {} pages revisited, {} answered 304 Not Modified, {} the same bytes, {} new          bytes; by kind: {}",
+        "Recrawl: {} pages revisited, {} answered 304 Not Modified, {} the same bytes, {} new \
+         bytes; by kind: {}",
         stats.revisits.load(Relaxed),
         stats.not_modified.load(Relaxed),
         stats.same_bytes.load(Relaxed),
