@@ -114,6 +114,11 @@ struct Args {
     /// With --check: the largest peak RSS accepted, in MB.
     #[arg(long)]
     max_rss_mb: Option<f64>,
+    /// After the crawl, run it again unchanged (it must request no page), then with
+    /// `--recrawl` against the same (unchanged) universe, and report the recrawl's wall time,
+    /// requests, 304s and CPU against the first crawl's (docs/recrawl.md, "Figures").
+    #[arg(long)]
+    recrawl: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -231,14 +236,18 @@ fn run(args: &Args) -> Result<ExitCode, String> {
 
     let server_cpu0 = procfs::threads_cpu_time("test-server");
     let started = Instant::now();
-    let watch = watch_crawl(args, &paths, &counters, crawl_cmd, started)?;
+    let watch = watch_crawl(args, &paths, &counters, &crawl_cmd, started)?;
     let wall = started.elapsed();
     let server_cpu = procfs::threads_cpu_time("test-server") - server_cpu0;
-    drop(server);
 
     let summary = summarise(
         args, &paths, &counters, &watch, &bin, wall, server_cpu, started,
     );
+    // After the summary, so its counts are the first crawl's alone.
+    if args.recrawl {
+        recrawl_figures(&counters, &crawl_cmd, &paths, &watch, wall)?;
+    }
+    drop(server);
     std::fs::write(
         paths.dir.join("summary.json"),
         serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
@@ -281,6 +290,57 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     })
 }
 
+/// Requests the universe's origins answered so far (pages, robots.txt and sitemaps, 404s).
+fn requests(c: &Counters) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    c.pages() + c.meta.load(Relaxed) + c.missing.load(Relaxed)
+}
+
+/// Run the finished crawl's command again as is, then with `--recrawl`: wall time, requests the
+/// server answered, the crawler's CPU and its own recrawl line (304s, kinds), printed against
+/// the first crawl's.
+fn recrawl_figures(
+    counters: &Counters,
+    crawl_cmd: &impl Fn() -> Command,
+    paths: &Paths,
+    first: &Watch,
+    first_wall: Duration,
+) -> Result<(), String> {
+    let first_cpu: Duration = first.exits.iter().map(|e| e.cpu).sum();
+    let first_requests = requests(counters);
+    for (name, extra) in [("plain re-run", None), ("recrawl", Some("--recrawl"))] {
+        let log = paths.dir.join(format!("{}.log", name.replace(' ', "-")));
+        let before = requests(counters);
+        let started = Instant::now();
+        let mut cmd = crawl_cmd();
+        cmd.args(extra);
+        let child = spawn(&mut cmd, &log)?;
+        let exit = child::reap(&child, true)
+            .map_err(|e| e.to_string())?
+            .ok_or("the crawler did not end")?;
+        let wall = started.elapsed();
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Recrawl:") && l.contains("revisited"))
+            .unwrap_or("(no recrawl line)");
+        println!(
+            "RECRAWL {name}: {:.1} s wall, {} requests, {:.1} s CPU, peak RSS {} MB ({}); {line}",
+            wall.as_secs_f64(),
+            requests(counters) - before,
+            exit.cpu.as_secs_f64(),
+            exit.max_rss_kib / 1024,
+            exit.describe()
+        );
+    }
+    println!(
+        "RECRAWL first crawl: {:.1} s wall, {first_requests} requests, {:.1} s CPU",
+        first_wall.as_secs_f64(),
+        first_cpu.as_secs_f64()
+    );
+    Ok(())
+}
+
 fn spawn(cmd: &mut Command, log: &Path) -> Result<Child, String> {
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -299,7 +359,7 @@ fn watch_crawl(
     args: &Args,
     paths: &Paths,
     counters: &Counters,
-    crawl_cmd: impl Fn() -> Command,
+    crawl_cmd: &impl Fn() -> Command,
     started: Instant,
 ) -> Result<Watch, String> {
     let mut w = Watch::default();

@@ -33,6 +33,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Show the clusters and templates learned for a host.
     Inspect(InspectArgs),
+    /// List what recrawls found: pages whose content changed or that are gone, with their old
+    /// and new text hashes (what a search index must update).
+    Changes(ChangesArgs),
     /// Compare every detector on a dataset with gold text.
     Eval(EvalArgs),
     /// Print a shell completion script: `thresher completions bash > /etc/bash_completion.d/thresher`.
@@ -118,6 +121,15 @@ pub struct CrawlArgs {
         default_missing_value = "true"
     )]
     pub respect_robots: Option<bool>,
+    /// Fetch the stored pages again with conditional GETs (If-None-Match / If-Modified-Since),
+    /// sitemap lastmod and feeds first; record per page unchanged / template-churn /
+    /// content-changed / gone (`thresher changes`) [config: recrawl.enabled].
+    #[arg(long)]
+    pub recrawl: bool,
+    /// With --recrawl: only pages fetched at least this long ago, e.g. 1d, 12h
+    /// [config: recrawl.older_than].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub older_than: Option<std::time::Duration>,
     /// No progress bars or log lines, only errors and the summary.
     #[arg(long, short, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -191,6 +203,31 @@ pub struct StatusArgs {
     pub json: bool,
     #[command(flatten)]
     pub settings: ConfigArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// Data directory.
+    #[arg(long, default_value = "thresher-data")]
+    pub data: PathBuf,
+    /// Only changes found at or after T: a date or time (2024-03-01, 2024-03-01T09:30:00Z) or
+    /// a duration ago (2h, 7days).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+    /// `text` (aligned columns) or `jsonl` (one object per line: url, kind, at, old_hash,
+    /// new_hash).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ChangesFormat,
+    /// Every kind (unchanged, template-churn and failed too), not only content-changed and
+    /// gone.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChangesFormat {
+    Text,
+    Jsonl,
 }
 
 #[derive(Debug, Args)]
@@ -343,8 +380,14 @@ impl CrawlArgs {
         if let Some(v) = &self.proxy {
             flag("proxy", v.clone());
         }
+        if let Some(v) = self.older_than {
+            flag("older-than", humantime::format_duration(v).to_string());
+        }
         if let Some(v) = self.respect_robots {
             words.push(format!("--respect-robots={v}"));
+        }
+        if self.recrawl {
+            words.push("--recrawl".into());
         }
         if self.quiet {
             words.push("--quiet".into());
@@ -406,6 +449,9 @@ mod tests {
             "b.example",
             "--header",
             "X-Run: 7",
+            "--recrawl",
+            "--older-than",
+            "1day",
             "--cookie",
             "a=b; c=d",
             "--proxy",

@@ -42,6 +42,17 @@ pub struct Config {
     pub scope: ScopeConfig,
     pub template: TemplateConfig,
     pub store: StoreConfig,
+    pub recrawl: RecrawlConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecrawlConfig {
+    /// Fetch stored pages again with conditional GETs (`crawl --recrawl`).
+    pub enabled: bool,
+    /// Only pages fetched at least this long ago (0: every stored page).
+    #[serde(with = "duration")]
+    pub older_than: Duration,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -59,6 +59,26 @@ pub struct StatusReport {
     pub hosts_more: u64,
     #[serde(default)]
     pub waiting_more: u64,
+    /// The last `crawl --recrawl`, when there was one.
+    #[serde(default)]
+    pub recrawl: Option<RecrawlReport>,
+}
+
+/// What the last recrawl found (docs/recrawl.md).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RecrawlReport {
+    pub started_at_ms: u64,
+    /// Stored pages it queued for a revisit.
+    pub queued: u64,
+    /// Revisits still waiting in the queue.
+    pub left: u64,
+    /// Change records since it started, by kind name (`unchanged`, `template-churn`,
+    /// `content-changed`, `gone`, `failed`).
+    pub kinds: Vec<(String, u64)>,
+    /// Replaced pages whose kind waits for their site's end-of-crawl pass.
+    pub pending: u64,
+    /// Pages marked gone (by this or an earlier recrawl).
+    pub gone_total: u64,
 }
 
 /// Hosts, and waiting origins, a running crawl's snapshot lists.
@@ -126,6 +146,7 @@ impl StatusReport {
                 .unwrap_or_default(),
             hosts_more: 0,
             waiting_more: 0,
+            recrawl: recrawl_report(store)?,
         })
     }
 
@@ -205,6 +226,27 @@ impl StatusReport {
                 let _ = writeln!(s, "  … and {} more origins", self.waiting_more);
             }
         }
+        if let Some(r) = &self.recrawl {
+            let _ = writeln!(
+                s,
+                "\nLast recrawl: started {}; {} pages queued, {} still to revisit; {} marked \
+                 gone in all",
+                ago(r.started_at_ms),
+                r.queued,
+                r.left,
+                r.gone_total
+            );
+            for (k, n) in &r.kinds {
+                let _ = writeln!(s, "  {k:<28} {n:>8}");
+            }
+            if r.pending > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {:<28} {:>8}  (changed bytes; kind decided by the end-of-crawl pass)",
+                    "pending", r.pending
+                );
+            }
+        }
         if !self.errors_by_kind.is_empty() {
             let _ = writeln!(s, "\nURLs not stored, by kind:");
             for (k, n) in &self.errors_by_kind {
@@ -214,6 +256,25 @@ impl StatusReport {
         }
         s
     }
+}
+
+/// The last recrawl's counts, if a recrawl ever ran.
+fn recrawl_report(store: &Store) -> Result<Option<RecrawlReport>, StoreError> {
+    let Some(run) = store.get_meta::<crate::store::RecrawlRun>("recrawl")? else {
+        return Ok(None);
+    };
+    let (counts, pending) = store.change_counts(run.started_at_ms)?;
+    Ok(Some(RecrawlReport {
+        started_at_ms: run.started_at_ms,
+        queued: run.queued,
+        left: store.revisit_lengths()?.values().sum(),
+        kinds: counts
+            .into_iter()
+            .map(|(k, n)| (k.name().to_string(), n))
+            .collect(),
+        pending,
+        gone_total: store.gone_ids()?.len() as u64,
+    }))
 }
 
 fn ago(ms: u64) -> String {

@@ -6,6 +6,7 @@ mod fetching;
 mod learning;
 mod links;
 mod politeness;
+mod recrawl;
 mod resume;
 mod robots;
 mod warc;

@@ -14,6 +14,8 @@ pub struct Exit {
     pub signal: Option<i32>,
     /// `ru_maxrss`: the child's peak resident set in KiB.
     pub max_rss_kib: u64,
+    /// CPU time (user + system) of the child, all its threads.
+    pub cpu: std::time::Duration,
 }
 
 impl Exit {
@@ -58,7 +60,13 @@ pub fn reap(child: &Child, block: bool) -> std::io::Result<Option<Exit>> {
         code,
         signal,
         max_rss_kib: usage.ru_maxrss.max(0) as u64,
+        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
     }))
+}
+
+fn timeval(t: libc::timeval) -> std::time::Duration {
+    std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
+        + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
 }
 
 /// Send `signal` (e.g. `libc::SIGTERM`) to `child`.

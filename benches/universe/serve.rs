@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Universe;
-use crate::support::{Endpoint, Site, TestServer};
+use crate::support::{Body, Endpoint, Reply, Site, TestServer};
 
 /// What the universe's origins served, counted without a per-request log.
 pub struct Counters {
@@ -141,7 +141,13 @@ fn respond(u: &Universe, c: &Counters, i: usize, base: &str, target: &str) -> En
         Some(page) => {
             let html = super::markup::render(u, i, page);
             c.page_served(i, page, html.len());
-            Endpoint::html(html)
+            // Validators as a static server sends them: the test server answers a matching
+            // conditional GET with a 304 (a recrawl's figures, docs/recrawl.md).
+            let etag = format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(html.as_bytes()));
+            Reply::new(200, "text/html; charset=utf-8", Body::full(html))
+                .header("etag", &etag)
+                .header("last-modified", "Mon, 01 Jan 2024 00:00:00 GMT")
+                .into()
         }
         None => {
             c.missing.fetch_add(1, Relaxed);

@@ -88,8 +88,17 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
         .extend("scope.include", &args.include, "--include")
         .extend("scope.exclude", &args.exclude, "--exclude")
         .extend("scope.allow_hosts", &args.allow_host, "--allow-host")
-        .extend("fetch.headers", &args.header, "--header");
+        .extend("fetch.headers", &args.header, "--header")
+        .set_some(
+            "recrawl.older_than",
+            args.older_than
+                .map(|d| humantime::format_duration(d).to_string()),
+            "--older-than",
+        );
     super::template_overrides(&mut o, &args.template);
+    if args.recrawl {
+        o.set("recrawl.enabled", true, "--recrawl");
+    }
     if let Some(cookie) = &args.cookie {
         o.extend("fetch.headers", &[format!("Cookie: {cookie}")], "--cookie");
     }
@@ -122,7 +131,11 @@ pub fn run(
         &config.crawl.data_dir,
         config.store.cache_bytes,
     )?);
-    if seeds.is_empty() && store.queue_lengths()?.is_empty() {
+    if config.recrawl.enabled {
+        start_recrawl(&store, &config, &seeds, &progress)?;
+    }
+    if seeds.is_empty() && store.queue_lengths()?.is_empty() && store.revisit_lengths()?.is_empty()
+    {
         let from = match (&args.seeds, args.urls.is_empty()) {
             (Some(file), false) => format!("the command line or {}", file.display()),
             (Some(file), true) => file.display().to_string(),
@@ -143,6 +156,10 @@ pub fn run(
         .template
         .inline
         .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
+    let options = RunOptions {
+        recrawl: config.recrawl.enabled,
+        ..RunOptions::default()
+    };
     let (summary, learned) = runtime.block_on(crawl_and_learn(
         config.clone(),
         store.clone(),
@@ -152,6 +169,7 @@ pub fn run(
         learner,
         progress.clone(),
         info.clone(),
+        options,
     ));
     progress.tick(&stats);
     progress.finish();
@@ -161,8 +179,11 @@ pub fn run(
             eprintln!("{}", learn_line(l));
         }
     }
-    end_run(&store, &config, info, &summary)?;
+    end_run(&store, &config, info.clone(), &summary)?;
     eprint!("{}", render_summary(&summary, &config, args));
+    if stats.revisits.load(Relaxed) > 0 {
+        eprintln!("{}", recrawl_line(&store, &stats, info.started_at_ms)?);
+    }
     match learned {
         Some(l) if !l.failures.is_empty() => Err(CrawlCmdError::Learn(l.failures)),
         _ => Ok(summary),
@@ -182,6 +203,7 @@ async fn crawl_and_learn(
     learner: Option<Learner>,
     progress: Arc<Progress>,
     info: RunInfo,
+    options: RunOptions,
 ) -> (Result<CrawlSummary, CrawlError>, Option<LearnSummary>) {
     say_when_stopping(shutdown.clone(), progress.clone());
     let ticker = spawn_ticker(
@@ -191,16 +213,7 @@ async fn crawl_and_learn(
         info,
     );
     let sink = learner.as_ref().map(Learner::sink);
-    let result = crawl::run(
-        config,
-        store,
-        seeds,
-        shutdown.clone(),
-        stats,
-        sink,
-        RunOptions::default(),
-    )
-    .await;
+    let result = crawl::run(config, store, seeds, shutdown.clone(), stats, sink, options).await;
     let learned = match (&result, learner) {
         (Ok(s), Some(l)) if !s.interrupted && !shutdown.is_cancelled() => {
             progress.println(
@@ -290,6 +303,59 @@ fn start_run(
         ));
     }
     Ok(info)
+}
+
+/// `--recrawl`: queue the stored pages' revisits and the site's sitemaps and feeds, unless an
+/// interrupted recrawl left revisits queued (running the same command again resumes it).
+fn start_recrawl(
+    store: &Store,
+    config: &Config,
+    seeds: &[url::Url],
+    progress: &Progress,
+) -> Result<(), CrawlCmdError> {
+    let left: u64 = store.revisit_lengths()?.values().sum();
+    if left > 0 {
+        progress.println(&format!(
+            "Resuming the recrawl: {left} stored pages still to revisit."
+        ));
+        return Ok(());
+    }
+    let older = u64::try_from(config.recrawl.older_than.as_millis()).unwrap_or(u64::MAX);
+    let cutoff = now_ms().saturating_sub(older);
+    let p = crawl::recrawl::prepare(store, seeds, cutoff)?;
+    progress.println(&format!(
+        "Recrawl: {} stored pages to revisit with conditional GETs; {} sitemaps and {} feeds to \
+         read first.",
+        p.revisits, p.sitemaps, p.feeds
+    ));
+    Ok(())
+}
+
+/// What the recrawl found, one line: requests answered 304 and the other kinds (template churn
+/// and new content once the end-of-crawl pass settled the text).
+fn recrawl_line(store: &Store, stats: &CrawlStats, since_ms: u64) -> Result<String, StoreError> {
+    let (counts, pending) = store.change_counts(since_ms)?;
+    let kinds: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let mut line = format!(
+        "Recrawl: {} pages revisited, {} answered 304 Not Modified, {} the same bytes, {} new \
+         bytes; by kind: {}",
+        stats.revisits.load(Relaxed),
+        stats.not_modified.load(Relaxed),
+        stats.same_bytes.load(Relaxed),
+        stats.replaced.load(Relaxed),
+        if kinds.is_empty() {
+            "none".to_string()
+        } else {
+            kinds.join(", ")
+        }
+    );
+    if pending > 0 {
+        line.push_str(&format!(
+            "; {pending} changed pages wait for the end-of-crawl pass to settle their text"
+        ));
+    }
+    line.push('.');
+    Ok(line)
 }
 
 /// What the template learner did, one line.
@@ -403,6 +469,7 @@ fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusRepo
         store_bytes,
         hosts_more: (hosts_total - hosts.len()) as u64,
         waiting_more: (waiting_total - waiting.len()) as u64,
+        recrawl: None,
         hosts,
         waiting,
     }
@@ -545,6 +612,8 @@ mod tests {
             header: Vec::new(),
             cookie: None,
             proxy: None,
+            recrawl: false,
+            older_than: None,
             quiet: false,
             verbose: 0,
         };

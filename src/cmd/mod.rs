@@ -8,6 +8,7 @@
 use crate::cli::{ConfigArgs, TemplateArgs};
 use crate::config::{Config, ConfigError, Overrides};
 
+pub mod changes;
 pub mod clean;
 pub mod crawl;
 pub mod eval;

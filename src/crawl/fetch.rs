@@ -84,6 +84,9 @@ pub enum Outcome {
     Redirect { status: u16, location: String },
     /// 2xx whose Content-Type is not HTML: the body was not downloaded.
     NotHtml { content_type: String },
+    /// 304 Not Modified to a conditional GET (`Validators` sent): the stored page stands.
+    /// `kept_headers` are the response's (a new ETag may come with it).
+    NotModified { kept_headers: Vec<(String, String)> },
     /// Any other status; the body is not kept.
     Status {
         status: u16,
@@ -138,6 +141,47 @@ impl FetchErrorKind {
             FetchErrorKind::Request(_) => ErrorKind::Request,
             FetchErrorKind::Encoding(_) => ErrorKind::BadEncoding,
         }
+    }
+}
+
+/// What a conditional GET sends (RFC 9110 §13.1): the stored page's ETag as If-None-Match and
+/// its Last-Modified as If-Modified-Since. Empty: an ordinary GET.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// The validators among a stored page's kept headers.
+    pub fn from_headers(headers: &[(String, String)]) -> Validators {
+        let get = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+                .filter(|v| !v.is_empty())
+        };
+        Validators {
+            etag: get("etag"),
+            last_modified: get("last-modified"),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+
+    /// The request headers, in the order they are sent.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut h = Vec::new();
+        if let Some(e) = &self.etag {
+            h.push(("if-none-match", e.clone()));
+        }
+        if let Some(m) = &self.last_modified {
+            h.push(("if-modified-since", m.clone()));
+        }
+        h
     }
 }
 
@@ -212,22 +256,46 @@ impl Fetcher {
 
     /// GET `url`, reading at most `limit` body bytes; with capture on, the exchange too.
     pub async fn get(&self, url: &Url, accept: Accept, limit: u64, overflow: Overflow) -> Fetched {
+        self.get_conditional(url, accept, limit, overflow, &Validators::default())
+            .await
+    }
+
+    /// `get` with `validators` sent as If-None-Match / If-Modified-Since: a 304 is
+    /// `Outcome::NotModified` (no body is read).
+    pub async fn get_conditional(
+        &self,
+        url: &Url,
+        accept: Accept,
+        limit: u64,
+        overflow: Overflow,
+        validators: &Validators,
+    ) -> Fetched {
         let sent = SystemTime::now();
         let mut exchange = None;
         let outcome = self
-            .get_inner(url, accept, limit, overflow, sent, &mut exchange)
+            .get_inner(
+                url,
+                accept,
+                limit,
+                overflow,
+                validators,
+                sent,
+                &mut exchange,
+            )
             .await;
         // A response whose body failed is not a capture.
         let exchange = exchange.filter(|_| outcome.is_ok());
         (outcome, exchange)
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn get_inner(
         &self,
         url: &Url,
         accept: Accept,
         limit: u64,
         overflow: Overflow,
+        validators: &Validators,
         sent: SystemTime,
         exchange: &mut Option<Exchange>,
     ) -> Result<Outcome, FetchError> {
@@ -237,7 +305,11 @@ impl Fetcher {
         };
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + self.cfg.total_timeout;
-        let send = self.client.get(url.as_str()).send();
+        let mut request = self.client.get(url.as_str());
+        for (name, value) in validators.headers() {
+            request = request.header(name, value);
+        }
+        let send = request.send();
         let mut resp = match tokio::time::timeout(self.cfg.first_byte_timeout, send).await {
             Err(_) => {
                 return Err(err(FetchErrorKind::FirstByteTimeout(
@@ -249,10 +321,21 @@ impl Fetcher {
         };
         let headers_at = Instant::now();
         if self.capture {
-            *exchange = Some(self.exchange(url, &resp, sent));
+            *exchange = Some(self.exchange(url, &resp, sent, validators));
         }
         let status = resp.status().as_u16();
         let headers = resp.headers();
+        let kept = |headers: &HeaderMap| -> Vec<(String, String)> {
+            KEPT_HEADERS
+                .iter()
+                .filter_map(|&h| header_str(headers, h).map(|v| (h.to_string(), v)))
+                .collect()
+        };
+        if status == 304 && !validators.is_empty() {
+            return Ok(Outcome::NotModified {
+                kept_headers: kept(headers),
+            });
+        }
         if (300..400).contains(&status) {
             if let Some(location) = header_str(headers, LOCATION.as_str()) {
                 return Ok(Outcome::Redirect { status, location });
@@ -278,10 +361,7 @@ impl Fetcher {
         // What the HTTP client left undone: it decodes one coding, not a list (`gzip, gzip`).
         let coding = header_str(headers, CONTENT_ENCODING.as_str())
             .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"));
-        let kept_headers = KEPT_HEADERS
-            .iter()
-            .filter_map(|&h| header_str(headers, h).map(|v| (h.to_string(), v)))
-            .collect();
+        let kept_headers = kept(headers);
 
         let mut body = Vec::new();
         let mut truncated = false;
@@ -337,7 +417,13 @@ impl Fetcher {
     }
 
     /// The exchange behind `resp`, a response to GET `url` sent at `sent`.
-    fn exchange(&self, url: &Url, resp: &reqwest::Response, sent: SystemTime) -> Exchange {
+    fn exchange(
+        &self,
+        url: &Url,
+        resp: &reqwest::Response,
+        sent: SystemTime,
+        validators: &Validators,
+    ) -> Exchange {
         let version = match resp.version() {
             reqwest::Version::HTTP_09 => "HTTP/0.9",
             reqwest::Version::HTTP_10 => "HTTP/1.0",
@@ -363,14 +449,21 @@ impl Fetcher {
             } else {
                 version
             },
-            // reqwest's defaults (Accept, then the User-Agent set on the builder), the
-            // decompression layer's Accept-Encoding, then hyper's Host.
-            request_headers: vec![
-                ("accept", "*/*".to_string()),
-                ("user-agent", self.cfg.user_agent.clone()),
-                ("accept-encoding", ACCEPT_ENCODING.to_string()),
-                ("host", host),
-            ],
+            // reqwest's defaults (Accept, then the User-Agent set on the builder), the request's
+            // own headers (a conditional GET's validators), the decompression layer's
+            // Accept-Encoding, then hyper's Host.
+            request_headers: {
+                let mut h = vec![
+                    ("accept", "*/*".to_string()),
+                    ("user-agent", self.cfg.user_agent.clone()),
+                ];
+                h.extend(validators.headers());
+                h.extend([
+                    ("accept-encoding", ACCEPT_ENCODING.to_string()),
+                    ("host", host),
+                ]);
+                h
+            },
             status: resp.status().as_u16(),
             reason,
             headers: resp

@@ -12,6 +12,7 @@
 pub mod archive;
 pub mod fetch;
 pub mod politeness;
+pub mod recrawl;
 pub mod robots;
 pub mod scheduler;
 pub mod scope;

@@ -22,10 +22,14 @@ use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
 use super::stats::{CrawlStats, OriginWait};
 use super::url as urls;
-use super::worker::{self, Ctx, Job, JobResult, Processing, TaskOutput, Verdict, WorkerError};
+use super::worker::{
+    self, Ctx, Job, JobResult, Processing, Slot, TaskOutput, Verdict, WorkerError,
+};
 use super::CrawlError;
 use crate::config::Config;
-use crate::store::{Commit, Enqueued, EntryKind, ErrorKind, QueueEntry, Store};
+use crate::store::{
+    ChangeKind, Commit, Enqueued, EntryKind, ErrorKind, QueueEntry, RevisitSlot, Store,
+};
 
 /// Entries read from sled per refill of an origin's buffer.
 const BUFFER: usize = 32;
@@ -57,12 +61,16 @@ pub struct RunOptions {
     /// After shutdown is requested, how long in-flight requests may finish before they are
     /// abandoned (their URLs stay queued for the next run).
     pub grace: Duration,
+    /// A recrawl (`crawl --recrawl`): sitemaps are read again and reorder the revisit queue
+    /// (`crawl::recrawl::prepare` queued it).
+    pub recrawl: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             grace: Duration::from_secs(10),
+            recrawl: false,
         }
     }
 }
@@ -135,11 +143,17 @@ struct Origin {
     waiting: Option<String>,
     /// Its time in `ready`, if it is there.
     scheduled: Option<Instant>,
+    /// Stored pages waiting in its revisit queue (not started).
+    revisits: u64,
+    /// Revisit slots started and not yet committed (still in the store's queue).
+    taken: std::collections::HashSet<RevisitSlot>,
+    /// A page limit holds its FIFO queue while revisits remain: only revisits start.
+    pages_blocked: bool,
 }
 
 impl Origin {
     fn has_work(&self) -> bool {
-        self.queued > 0 || !self.buffer.is_empty()
+        (!self.pages_blocked && (self.queued > 0 || !self.buffer.is_empty())) || self.revisits > 0
     }
 
     /// URLs it keeps queued (in the store, not yet started).
@@ -185,6 +199,8 @@ pub struct Scheduler {
     backoff: Backoff,
     /// A dispatch used up its matching budget: let the loop turn before dispatching more.
     turn_now: bool,
+    /// Revisits queued and not started, over all origins: page limits do not stop them.
+    revisits_left: u64,
 }
 
 /// Crawl until the frontier is empty, a limit is reached, or `shutdown` is cancelled.
@@ -230,6 +246,7 @@ pub async fn run(
         scope,
         cpu: Arc::new(Semaphore::new(cores)),
         archive: archive.clone(),
+        recrawl: options.recrawl,
     });
 
     // Seeds go through the seen set, so a resumed crawl does not queue them twice (the store
@@ -268,11 +285,22 @@ pub async fn run(
         held_sites: HashMap::new(),
         summary: CrawlSummary::default(),
         turn_now: false,
+        revisits_left: 0,
     };
     let lengths = store.queue_lengths()?;
+    let revisits = store.revisit_lengths()?;
     for rec in store.origins() {
         let queued = lengths.get(&rec.id).copied().unwrap_or(0);
         s.add_origin(rec.id, &rec.key, queued);
+        let n = revisits.get(&rec.id).copied().unwrap_or(0);
+        if n > 0 {
+            if let Some(o) = s.origins.get_mut(&rec.id) {
+                o.revisits = n;
+            }
+            s.revisits_left += n;
+            s.stats.queued.fetch_add(n, Relaxed);
+            s.schedule(rec.id);
+        }
     }
     for (site, c) in store.sites() {
         s.stats.host(&site, |h| h.fetched = c.pages);
@@ -304,9 +332,9 @@ impl Scheduler {
             }
             self.dispatch_ready()?;
             let busy = self.in_flight + self.processing;
-            // With a limit reached nothing more may start: origins still in `ready` wait for
-            // nothing.
-            if busy == 0 && (self.ready.is_empty() || self.limit_reached) {
+            // With a limit reached nothing more may start (but revisits): origins still in
+            // `ready` wait for nothing.
+            if busy == 0 && (self.ready.is_empty() || self.limits_stop()) {
                 return Ok(());
             }
             // Wake for the next due origin only when something could be started then: at the
@@ -373,6 +401,9 @@ impl Scheduler {
             held: false,
             waiting: None,
             scheduled: None,
+            revisits: 0,
+            taken: std::collections::HashSet::new(),
+            pages_blocked: false,
         };
         let mut waits_for_robots = None;
         let cached = match origin.robots {
@@ -446,7 +477,8 @@ impl Scheduler {
             return;
         };
         let idle = o.in_flight < per_origin && !matches!(o.robots, Robots::Fetching);
-        let wanted = !o.parked && !o.held && idle && o.has_work() && !self.limit_reached;
+        let limited = self.limit_reached && o.revisits == 0;
+        let wanted = !o.parked && !o.held && idle && o.has_work() && !limited;
         let at = if wanted {
             Some(o.polite.ready_at())
         } else {
@@ -468,8 +500,13 @@ impl Scheduler {
     fn has_capacity(&self) -> bool {
         self.in_flight < self.ctx.config.crawl.concurrency
             && self.processing < self.max_processing
-            && !self.limit_reached
-            && !self.limit_held
+            && !self.limits_stop()
+            && (!self.limit_held || self.revisits_left > 0)
+    }
+
+    /// A page limit is reached and no revisit is left to start: nothing more may start.
+    fn limits_stop(&self) -> bool {
+        self.limit_reached && self.revisits_left == 0
     }
 
     /// Start what is due. Every dispatch either starts a job, consumes queue entries, or moves
@@ -581,9 +618,22 @@ impl Scheduler {
             let o = self.origins.get_mut(&id).expect("invariant: origin exists");
             let site = o.site.clone();
             if entry.kind == EntryKind::Page {
+                let max = cfg.crawl.max_pages;
+                let per_host = cfg.crawl.max_pages_per_host;
+                let full = (max > 0 && self.stored_total + self.pages_in_flight >= max)
+                    || (per_host > 0
+                        && self.ctx.store.site_counters(&site).pages
+                            + self.site_in_flight.get(&site).copied().unwrap_or(0)
+                            >= per_host);
+                if full && o.revisits > 0 {
+                    // A limit holds new pages, not the revisits of stored ones: this origin's
+                    // revisits go on, its new pages wait for the next run.
+                    o.pages_blocked = true;
+                    self.unpop(id, seq, entry);
+                    return Ok(true);
+                }
                 // A limit counts the pages in flight too, but only stored pages end it: an
                 // in-flight page that fails gives its slot back (the limit was missed by one).
-                let max = cfg.crawl.max_pages;
                 if max > 0 && self.stored_total + self.pages_in_flight >= max {
                     self.unpop(id, seq, entry);
                     if self.stored_total >= max {
@@ -621,6 +671,7 @@ impl Scheduler {
             };
             if !allowed {
                 self.ctx.store.commit(worker::disallowed(id, seq, &entry))?;
+                self.revisit_finished(id, seq);
                 self.count_error(&site, ErrorKind::RobotsDisallowed);
                 continue;
             }
@@ -636,12 +687,15 @@ impl Scheduler {
                 self.pages_in_flight += 1;
                 *self.site_in_flight.entry(site).or_default() += 1;
             }
+            if entry.kind == EntryKind::Revisit {
+                self.stats.revisits.fetch_add(1, Relaxed);
+            }
             let ctx = self.ctx.clone();
             self.tasks.spawn(worker::run_task(
                 ctx,
                 Job::Entry {
                     origin_id: id,
-                    seq,
+                    slot: seq,
                     entry,
                 },
             ));
@@ -651,8 +705,53 @@ impl Scheduler {
         Ok(true)
     }
 
-    /// The origin's next queued entry, refilling its buffer from sled.
-    fn next_entry(&mut self, id: u32) -> Result<Option<(u64, QueueEntry)>, CrawlError> {
+    /// The origin's next entry: its FIFO queue first (robots.txt's sitemaps, new links), then
+    /// its revisit queue in priority order (read one at a time: a sitemap just read may have
+    /// moved pages up).
+    fn next_entry(&mut self, id: u32) -> Result<Option<(Slot, QueueEntry)>, CrawlError> {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if !o.pages_blocked {
+            if let Some((seq, entry)) = self.next_queued(id)? {
+                return Ok(Some((Slot::Queue(seq), entry)));
+            }
+        }
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if o.revisits == 0 {
+            return Ok(None);
+        }
+        let next = self.ctx.store.revisits_of(id, &o.taken, 1)?.pop();
+        let site = o.site.clone();
+        match next {
+            Some((slot, entry)) => {
+                o.taken.insert(slot);
+                o.revisits -= 1;
+                self.revisits_left = self.revisits_left.saturating_sub(1);
+                self.stats.queued.fetch_sub(1, Relaxed);
+                self.stats
+                    .host(&site, |h| h.queued = h.queued.saturating_sub(1));
+                Ok(Some((Slot::Revisit(slot), entry)))
+            }
+            None => {
+                // Counts drifted from the store: trust the store.
+                self.revisits_left = self.revisits_left.saturating_sub(o.revisits);
+                self.stats
+                    .queued
+                    .fetch_sub(o.revisits.min(self.stats.queued.load(Relaxed)), Relaxed);
+                o.revisits = 0;
+                Ok(None)
+            }
+        }
+    }
+
+    /// A revisit's slot left the store's queue (committed): forget it was taken.
+    fn revisit_finished(&mut self, id: u32, slot: Slot) {
+        if let (Slot::Revisit(r), Some(o)) = (slot, self.origins.get_mut(&id)) {
+            o.taken.remove(&r);
+        }
+    }
+
+    /// The origin's next entry of its FIFO queue, refilling its buffer from sled.
+    fn next_queued(&mut self, id: u32) -> Result<Option<(u64, QueueEntry)>, CrawlError> {
         let store = self.ctx.store.clone();
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         if o.buffer.is_empty() && o.queued > 0 {
@@ -682,10 +781,19 @@ impl Scheduler {
 
     /// Put back an entry `next_entry` gave out but that was not started: it stays queued, in
     /// the counts too (the progress, the summary and `status` then agree on what is queued).
-    fn unpop(&mut self, id: u32, seq: u64, entry: QueueEntry) {
+    fn unpop(&mut self, id: u32, slot: Slot, entry: QueueEntry) {
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
-        o.buffer.push_front((seq, entry));
-        o.queued += 1;
+        match slot {
+            Slot::Queue(seq) => {
+                o.buffer.push_front((seq, entry));
+                o.queued += 1;
+            }
+            Slot::Revisit(r) => {
+                o.taken.remove(&r);
+                o.revisits += 1;
+                self.revisits_left += 1;
+            }
+        }
         let site = o.site.clone();
         self.stats.queued.fetch_add(1, Relaxed);
         self.stats.host(&site, |h| h.queued += 1);
@@ -702,7 +810,12 @@ impl Scheduler {
                 result,
                 processing,
             }) => self.request_done(origin_id, kind, result, processing),
-            Ok(TaskOutput::Processed { origin_id, result }) => self.processed(origin_id, result),
+            Ok(TaskOutput::Processed {
+                origin_id,
+                kind,
+                slot,
+                result,
+            }) => self.processed(origin_id, kind, slot, result),
             // Aborted at shutdown: the URL stays queued.
             Err(e) if e.is_cancelled() => Ok(()),
             Err(e) => unreachable!("invariant: tasks catch their panics: {e}"),
@@ -764,9 +877,14 @@ impl Scheduler {
                 return Ok(());
             }
         };
-        if let Some(p) = processing {
-            self.processing += 1;
-            self.tasks.spawn(worker::run_processing(id, p));
+        let slot = result.slot;
+        match (processing, kind, slot) {
+            (Some(p), Some(kind), Some(slot)) => {
+                self.processing += 1;
+                self.tasks.spawn(worker::run_processing(id, kind, slot, p));
+            }
+            (_, _, Some(slot)) => self.revisit_finished(id, slot),
+            _ => {}
         }
         let Some(o) = self.origins.get_mut(&id) else {
             return Ok(());
@@ -792,6 +910,13 @@ impl Scheduler {
                     self.page_stored(site, page_id);
                 }
             }
+            Verdict::Revisited { kind } => {
+                o.failures = 0;
+                o.polite.success();
+                self.clear_wait(id);
+                self.count_revisit(kind, result.bytes);
+            }
+            Verdict::Replaced { .. } => {}
             Verdict::Failed { kind } => {
                 if result.backoff {
                     o.failures += 1;
@@ -838,7 +963,7 @@ impl Scheduler {
                     format!("failed {PARK_AFTER_FAILURES} times in a row (last: {last}); set aside for this run"),
                     None,
                 );
-            } else if result.seq.is_some() {
+            } else if result.slot.is_some() {
                 let wait_from = result.completed_at;
                 let o = self.origins.get_mut(&id).expect("invariant: origin exists");
                 if o.polite.ready_at() <= wait_from {
@@ -862,11 +987,16 @@ impl Scheduler {
     fn processed(
         &mut self,
         id: u32,
+        kind: EntryKind,
+        slot: Slot,
         result: Result<worker::Processed, WorkerError>,
     ) -> Result<(), CrawlError> {
         self.processing -= 1;
         let site = self.site_of(id);
-        self.page_slot_free(&site);
+        if kind == EntryKind::Page {
+            self.page_slot_free(&site);
+        }
+        self.revisit_finished(id, slot);
         match result {
             Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
             Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
@@ -878,6 +1008,12 @@ impl Scheduler {
             Ok(p) => {
                 match p.verdict {
                     Verdict::Stored { site, page_id } => self.page_stored(site, page_id),
+                    Verdict::Replaced { site, page_id } => {
+                        self.stats.replaced.fetch_add(1, Relaxed);
+                        if let Some(sink) = &self.events {
+                            sink(StoredPage { site, page_id });
+                        }
+                    }
                     Verdict::Failed { kind } => self.count_error(&site, kind),
                     _ => {}
                 }
@@ -1026,6 +1162,17 @@ impl Scheduler {
             self.stats.host(&site, |h| h.queued += 1);
             self.schedule(e.origin_id);
         }
+    }
+
+    /// A revisit ended with `kind` (no new page to learn from).
+    fn count_revisit(&mut self, kind: ChangeKind, bytes: u64) {
+        let counter = match kind {
+            ChangeKind::Unchanged if bytes == 0 => &self.stats.not_modified,
+            ChangeKind::Unchanged => &self.stats.same_bytes,
+            ChangeKind::Gone => &self.stats.gone,
+            _ => &self.stats.revisit_failed,
+        };
+        counter.fetch_add(1, Relaxed);
     }
 
     /// A transient failure queued its URL again (the origin backs off).

@@ -1,5 +1,7 @@
-//! Sitemap parsing (sitemaps.org): XML `<urlset>` (page URLs) and `<sitemapindex>` (more
-//! sitemaps), plain-text sitemaps (one URL per line), gzip'd or not. Pure and bounded: inflated
+//! Sitemap parsing (sitemaps.org): XML `<urlset>` (page URLs, with their `<lastmod>`) and
+//! `<sitemapindex>` (more sitemaps), plain-text sitemaps (one URL per line), and RSS / Atom
+//! feeds read the same way (their items' links are the URLs; a recrawl revisits them first),
+//! gzip'd or not. Pure and bounded: inflated
 //! bytes and entries are capped, malformed input is an error value, never a panic. The caller
 //! fetches, resolves each entry against the sitemap URL (`crawl::url::normalize`), scope-checks
 //! it and queues it.
@@ -19,6 +21,10 @@ pub struct Sitemap {
     pub urls: Vec<String>,
     /// Nested sitemaps to fetch (`<sitemapindex><sitemap><loc>`).
     pub sitemaps: Vec<String>,
+    /// `<lastmod>` of entries of `urls`: (index in `urls`, the value as written).
+    pub lastmod: Vec<(usize, String)>,
+    /// The body was an RSS or Atom feed: `urls` are its items' links.
+    pub feed: bool,
     /// The body was longer than `max_bytes`, or there were more than `max_entries` entries:
     /// the lists hold what came before the cut.
     pub truncated: bool,
@@ -30,7 +36,7 @@ pub enum SitemapError {
     Gzip(std::io::Error),
     #[error("malformed XML at byte {position}: {message}")]
     Xml { position: u64, message: String },
-    #[error("XML root element <{0}> is neither <urlset> nor <sitemapindex>")]
+    #[error("XML root element <{0}> is none of <urlset>, <sitemapindex>, <rss>, <feed>")]
     UnknownRoot(String),
 }
 
@@ -86,6 +92,16 @@ fn inflate(body: &[u8], max_bytes: usize) -> Result<(Vec<u8>, bool), SitemapErro
 enum Kind {
     Urls,
     Sitemaps,
+    /// RSS (`<rss>`, RSS 1.0's `<rdf:RDF>`) or Atom (`<feed>`).
+    Feed,
+}
+
+/// What the text being read is.
+#[derive(Clone, Copy, PartialEq)]
+enum Capture {
+    Loc,
+    Lastmod,
+    FeedLink,
 }
 
 fn parse_xml(text: &str, max_entries: usize, cut: bool) -> Result<Sitemap, SitemapError> {
@@ -96,6 +112,10 @@ fn parse_xml(text: &str, max_entries: usize, cut: bool) -> Result<Sitemap, Sitem
     // or `<sitemap>` (index), not e.g. `<image:image><image:loc>`.
     let mut stack: Vec<String> = Vec::new();
     let mut loc: Option<String> = None;
+    let mut capture = Capture::Loc;
+    // The `<url>` being read: its `<loc>` (index in `urls`) and `<lastmod>`.
+    let mut entry_loc: Option<usize> = None;
+    let mut entry_lastmod: Option<String> = None;
     loop {
         let event = match reader.read_event() {
             Ok(event) => event,
@@ -108,18 +128,56 @@ fn parse_xml(text: &str, max_entries: usize, cut: bool) -> Result<Sitemap, Sitem
             }
         };
         match event {
-            Event::Start(e) => {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let empty = matches!(event, Event::Empty(_));
                 let name = e.local_name().as_ref().to_ascii_lowercase();
                 if kind.is_none() {
                     kind = Some(match name.as_str() {
                         "urlset" => Kind::Urls,
                         "sitemapindex" => Kind::Sitemaps,
+                        "rss" | "feed" | "rdf" => {
+                            sitemap.feed = true;
+                            Kind::Feed
+                        }
                         _ => return Err(SitemapError::UnknownRoot(name)),
                     });
                 }
                 let parent = stack.last().map(String::as_str);
-                if name == "loc" && stack.len() == 2 && matches!(parent, Some("url" | "sitemap")) {
-                    loc = Some(String::new());
+                if kind == Some(Kind::Feed) {
+                    if name == "link" && matches!(parent, Some("item" | "entry")) {
+                        let attr = |n: &str| {
+                            e.attributes()
+                                .flatten()
+                                .find(|a| a.key.local_name().as_ref() == n)
+                                .map(|a| a.value.to_string())
+                        };
+                        match attr("href") {
+                            // Atom: the entry's page is its `alternate` link (the default rel).
+                            Some(href) if attr("rel").is_none_or(|r| r == "alternate") => {
+                                push_entry(&mut sitemap.urls, &href, max_entries);
+                            }
+                            Some(_) => {}
+                            None if !empty => {
+                                loc = Some(String::new());
+                                capture = Capture::FeedLink;
+                            }
+                            None => {}
+                        }
+                    }
+                } else if stack.len() == 2 && matches!(parent, Some("url" | "sitemap")) {
+                    if name == "loc" {
+                        loc = Some(String::new());
+                        capture = Capture::Loc;
+                    } else if name == "lastmod" && parent == Some("url") {
+                        loc = Some(String::new());
+                        capture = Capture::Lastmod;
+                    }
+                }
+                if empty {
+                    if loc.is_some() {
+                        loc = None;
+                    }
+                    continue;
                 }
                 stack.push(name);
             }
@@ -143,22 +201,44 @@ fn parse_xml(text: &str, max_entries: usize, cut: bool) -> Result<Sitemap, Sitem
                 }
             }
             Event::End(_) => {
-                stack.pop();
-                // The `</loc>` itself (not the end of an element nested in it).
-                if stack.len() == 2 && loc.is_some() {
+                let closed = stack.pop();
+                let depth = stack.len();
+                // The `</loc>` (`</lastmod>`, a feed's `</link>`) itself, not the end of an
+                // element nested in it.
+                let at_value = match capture {
+                    Capture::Loc | Capture::Lastmod => depth == 2,
+                    Capture::FeedLink => stack.last().is_some_and(|p| p == "item" || p == "entry"),
+                };
+                if at_value && loc.is_some() {
                     let value = loc.take().unwrap_or_default();
-                    let list = match kind {
-                        Some(Kind::Sitemaps) => &mut sitemap.sitemaps,
-                        _ => &mut sitemap.urls,
-                    };
                     let value = value.trim();
-                    if !value.is_empty() {
-                        if list.len() >= max_entries {
-                            sitemap.truncated = true;
-                            return Ok(sitemap);
+                    match (capture, kind) {
+                        (Capture::Lastmod, _) => entry_lastmod = Some(value.to_string()),
+                        (_, Some(Kind::Sitemaps)) => {
+                            if !push_entry(&mut sitemap.sitemaps, value, max_entries) {
+                                sitemap.truncated = true;
+                                return Ok(sitemap);
+                            }
                         }
-                        list.push(value.to_string());
+                        _ => {
+                            let before = sitemap.urls.len();
+                            if !push_entry(&mut sitemap.urls, value, max_entries) {
+                                sitemap.truncated = true;
+                                return Ok(sitemap);
+                            }
+                            if sitemap.urls.len() > before && capture == Capture::Loc {
+                                entry_loc = Some(before);
+                            }
+                        }
                     }
+                } else if depth == 1 && closed.as_deref() == Some("url") {
+                    if let (Some(i), Some(m)) = (entry_loc.take(), entry_lastmod.take()) {
+                        if !m.is_empty() {
+                            sitemap.lastmod.push((i, m));
+                        }
+                    }
+                    entry_loc = None;
+                    entry_lastmod = None;
                 }
             }
             Event::Eof => break,
@@ -178,6 +258,66 @@ fn parse_xml(text: &str, max_entries: usize, cut: bool) -> Result<Sitemap, Sitem
         });
     }
     Ok(sitemap)
+}
+
+/// Add a non-empty entry to `list`; `false` when the list is full (`max_entries`).
+fn push_entry(list: &mut Vec<String>, value: &str, max_entries: usize) -> bool {
+    let value = value.trim();
+    if value.is_empty() {
+        return true;
+    }
+    if list.len() >= max_entries {
+        return false;
+    }
+    list.push(value.to_string());
+    true
+}
+
+/// A sitemap `<lastmod>` (W3C datetime: `2024-03-01`, `2024-03-01T09:30Z`,
+/// `2024-03-01T09:30:00+01:00`) as Unix ms; `None` when it is not one.
+pub fn lastmod_ms(value: &str) -> Option<u64> {
+    let v = value.trim();
+    let (date, time) = match v.split_once('T') {
+        Some((d, t)) => (d, Some(t)),
+        None => (v, None),
+    };
+    let mut parts = date.split('-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: u32 = parts.next().map_or(Some(1), |m| m.parse().ok())?;
+    let day: u32 = parts.next().map_or(Some(1), |d| d.parse().ok())?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let mut secs = days_from_civil(year, month, day) * 86_400;
+    if let Some(t) = time {
+        // The offset: `Z`, `+hh:mm` or `-hh:mm` after the clock.
+        let (clock, offset) = match t.find(['Z', 'z', '+', '-']) {
+            Some(i) => (&t[..i], &t[i..]),
+            None => (t, ""),
+        };
+        let mut hms = clock.split(':');
+        let h: i64 = hms.next()?.parse().ok()?;
+        let m: i64 = hms.next().map_or(Some(0), |m| m.parse().ok())?;
+        let s: f64 = hms.next().map_or(Some(0.0), |s| s.parse().ok())?;
+        secs += h * 3600 + m * 60 + s as i64;
+        if let Some(rest) = offset.strip_prefix(['+', '-']) {
+            let (oh, om) = rest.split_once(':').unwrap_or((rest, "0"));
+            let off = oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60;
+            secs += if offset.starts_with('+') { -off } else { off };
+        }
+    }
+    u64::try_from(secs).ok().map(|s| s * 1000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 fn parse_text(text: &str, max_entries: usize, cut: bool) -> Sitemap {
@@ -211,6 +351,50 @@ mod tests {
     use super::*;
 
     const MB: usize = 1 << 20;
+
+    #[test]
+    fn lastmod_is_kept_with_its_url() {
+        let xml = "<urlset><url><lastmod>2024-03-01</lastmod><loc>https://a/x</loc></url>\
+                   <url><loc>https://a/y</loc></url>\
+                   <url><loc>https://a/z</loc><lastmod>2024-03-01T10:00:00+01:00</lastmod></url>\
+                   </urlset>";
+        let s = parse_sitemap(xml.as_bytes(), MB, 100).unwrap();
+        assert_eq!(s.urls, vec!["https://a/x", "https://a/y", "https://a/z"]);
+        assert_eq!(
+            s.lastmod,
+            vec![
+                (0, "2024-03-01".to_string()),
+                (2, "2024-03-01T10:00:00+01:00".to_string())
+            ]
+        );
+        assert!(!s.feed);
+        assert_eq!(lastmod_ms("2024-03-01"), Some(1_709_251_200_000));
+        assert_eq!(
+            lastmod_ms("2024-03-01T10:00:00+01:00"),
+            Some(1_709_251_200_000 + 9 * 3_600_000)
+        );
+        assert_eq!(
+            lastmod_ms("2024-03-01T09:00Z"),
+            lastmod_ms("2024-03-01T10:00:00+01:00")
+        );
+        assert_eq!(lastmod_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn rss_and_atom_feeds_give_their_items_links() {
+        let rss = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><link>https://a/</link>\
+                   <item><title>T</title><link>https://a/one</link></item>\
+                   <item><link> https://a/two </link></item></channel></rss>";
+        let s = parse_sitemap(rss.as_bytes(), MB, 100).unwrap();
+        assert!(s.feed);
+        assert_eq!(s.urls, vec!["https://a/one", "https://a/two"]);
+        let atom = "<feed xmlns=\"http://www.w3.org/2005/Atom\"><link href=\"https://a/\"/>\
+                    <entry><link rel=\"edit\" href=\"https://a/e\"/><link href=\"https://a/three\"/></entry>\
+                    <entry><link rel=\"alternate\" href=\"https://a/four\"></link></entry></feed>";
+        let s = parse_sitemap(atom.as_bytes(), MB, 100).unwrap();
+        assert!(s.feed);
+        assert_eq!(s.urls, vec!["https://a/three", "https://a/four"]);
+    }
 
     const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"

@@ -95,6 +95,15 @@ pub struct CrawlStats {
     /// scheduler makes them explode (regression tests read them).
     pub loop_turns: AtomicU64,
     pub dispatches: AtomicU64,
+    /// Recrawl: stored pages fetched again, and what they gave — 304 Not Modified, the same
+    /// bytes again, new bytes (re-parsed; template churn or new content is decided once their
+    /// text is final), gone (404/410, moved), failed.
+    pub revisits: AtomicU64,
+    pub not_modified: AtomicU64,
+    pub same_bytes: AtomicU64,
+    pub replaced: AtomicU64,
+    pub gone: AtomicU64,
+    pub revisit_failed: AtomicU64,
     hosts: Mutex<HashMap<String, HostStats>>,
     /// URLs that ended without a page, by kind (the one count progress, the live status and
     /// the run's summary read).

@@ -14,7 +14,7 @@ use url::Url;
 
 use super::archive::{Archive, Body, Original};
 use super::fetch::{
-    Accept, Exchange, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response,
+    Accept, Exchange, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response, Validators,
 };
 use super::robots::{may_follow_redirect, RobotsEntry, RobotsFetch};
 use super::scope::Scope;
@@ -22,8 +22,8 @@ use super::{sitemap, url as urls};
 use crate::config::Config;
 use crate::dom;
 use crate::store::{
-    now_ms, Commit, CommitOutcome, EntryKind, ErrorKind, ErrorRecord, NewPage, PageMeta,
-    QueueEntry, Store, StoreError,
+    now_ms, ChangeKind, ChangeRecord, Commit, CommitOutcome, EntryKind, ErrorKind, ErrorRecord,
+    GoneRecord, NewPage, PageMeta, QueueEntry, RevisitSlot, Store, StoreError,
 };
 use crate::warc::files::WarcWriteError;
 use crate::warc::write::unix_ms;
@@ -38,6 +38,28 @@ pub struct Ctx {
     pub cpu: Arc<Semaphore>,
     /// The WARC archive (`crawl.warc_dir`), when on.
     pub archive: Option<Arc<Archive>>,
+    /// This run is a recrawl: sitemaps found in sitemap indexes are read again even when seen,
+    /// and sitemap `<lastmod>` and feed entries move stored pages up the revisit queue.
+    pub recrawl: bool,
+}
+
+/// Where a dispatched entry waits in the store until its commit consumes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// The origin's FIFO queue, at this sequence number.
+    Queue(u64),
+    /// The revisit queue.
+    Revisit(RevisitSlot),
+}
+
+impl Commit {
+    /// The entry at `slot` of origin `origin_id` is consumed.
+    fn consume(&mut self, origin_id: u32, slot: Slot) -> &mut Self {
+        match slot {
+            Slot::Queue(seq) => self.done(origin_id, seq),
+            Slot::Revisit(r) => self.revisit_done(r),
+        }
+    }
 }
 
 pub enum Job {
@@ -49,7 +71,7 @@ pub enum Job {
     },
     Entry {
         origin_id: u32,
-        seq: u64,
+        slot: Slot,
         entry: QueueEntry,
     },
 }
@@ -75,6 +97,12 @@ pub enum Verdict {
     },
     /// The request succeeded; parsing and storing follow as a separate task (`Processing`).
     Processing,
+    /// A recrawl fetched a stored page again and recorded what it found, without a new page
+    /// to learn from (304 or the same bytes, gone, failed).
+    Revisited { kind: ChangeKind },
+    /// A recrawl replaced a stored page by new bytes (the learner cleans it again; its change
+    /// kind is decided once its text is final).
+    Replaced { site: String, page_id: u64 },
 }
 
 /// Parsing and committing a fetched page: runs after its request has finished, so the origin's
@@ -89,7 +117,8 @@ pub struct Processed {
 
 pub struct JobResult {
     pub origin_id: u32,
-    pub seq: Option<u64>,
+    /// The queue slot of a page or sitemap job (`None` for robots.txt).
+    pub slot: Option<Slot>,
     pub verdict: Verdict,
     /// When the request finished (politeness counts from here).
     pub completed_at: Instant,
@@ -126,6 +155,9 @@ pub enum TaskOutput {
     /// A fetched page was parsed and stored (or not).
     Processed {
         origin_id: u32,
+        /// The entry's kind (a revisit holds no page slot).
+        kind: EntryKind,
+        slot: Slot,
         result: Result<Processed, WorkerError>,
     },
 }
@@ -156,13 +188,23 @@ pub async fn run_task(ctx: Arc<Ctx>, job: Job) -> TaskOutput {
 }
 
 /// Run a page's processing, panics included in the result.
-pub async fn run_processing(origin_id: u32, processing: Processing) -> TaskOutput {
+pub async fn run_processing(
+    origin_id: u32,
+    kind: EntryKind,
+    slot: Slot,
+    processing: Processing,
+) -> TaskOutput {
     use futures::FutureExt;
     let result = std::panic::AssertUnwindSafe(processing)
         .catch_unwind()
         .await
         .unwrap_or_else(|p| Err(WorkerError::Panic(panic_message(&p))));
-    TaskOutput::Processed { origin_id, result }
+    TaskOutput::Processed {
+        origin_id,
+        kind,
+        slot,
+        result,
+    }
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -187,21 +229,27 @@ pub async fn run_job(
         )),
         Job::Entry {
             origin_id,
-            seq,
+            slot,
             entry,
-        } => run_entry(ctx, origin_id, seq, entry).await,
+        } => run_entry(ctx, origin_id, slot, entry).await,
     }
+}
+
+/// A stored page a revisit fetches again: its id and record.
+struct Stored {
+    id: u64,
+    meta: PageMeta,
 }
 
 async fn run_entry(
     ctx: Arc<Ctx>,
     origin_id: u32,
-    seq: u64,
+    slot: Slot,
     entry: QueueEntry,
 ) -> Result<(JobResult, Option<Processing>), WorkerError> {
     let mut result = JobResult {
         origin_id,
-        seq: Some(seq),
+        slot: Some(slot),
         verdict: Verdict::Done,
         completed_at: Instant::now(),
         enqueued: Vec::new(),
@@ -212,7 +260,7 @@ async fn run_entry(
     let Ok(url) = Url::parse(&entry.url) else {
         let c = failure(
             origin_id,
-            seq,
+            slot,
             &entry,
             ErrorKind::BadUrl,
             "unparsable queued URL".into(),
@@ -225,15 +273,30 @@ async fn run_entry(
     };
     let cfg = &ctx.config;
     let (accept, limit) = match entry.kind {
-        EntryKind::Page => (Accept::Html, cfg.fetch.max_body_bytes),
+        EntryKind::Page | EntryKind::Revisit => (Accept::Html, cfg.fetch.max_body_bytes),
         EntryKind::Sitemap => (Accept::Any, cfg.fetch.max_body_bytes.max(50 << 20)),
     };
-    let (fetched, exchange) = ctx.fetcher.get(&url, accept, limit, Overflow::Fail).await;
+    // A revisit sends the stored page's validators (a page no longer stored is fetched as new).
+    let stored = match entry.kind {
+        EntryKind::Revisit => {
+            let id = urls::page_id(&url);
+            ctx.store.page(id)?.map(|meta| Stored { id, meta })
+        }
+        _ => None,
+    };
+    let validators = stored
+        .as_ref()
+        .map(|s| Validators::from_headers(&s.meta.headers))
+        .unwrap_or_default();
+    let (fetched, exchange) = ctx
+        .fetcher
+        .get_conditional(&url, accept, limit, Overflow::Fail, &validators)
+        .await;
     result.completed_at = Instant::now();
     result.responded = fetched.is_ok();
 
     let mut commit = Commit::new();
-    commit.done(origin_id, seq);
+    commit.consume(origin_id, slot);
     match fetched {
         Ok(Outcome::Ok(resp)) => {
             result.bytes = resp.body.len() as u64;
@@ -245,12 +308,42 @@ async fn run_entry(
                     .enqueued;
                 return Ok((result, None));
             }
+            let mut replacing = None;
+            if let Some(s) = &stored {
+                let old = ctx.store.html(s.id)?.unwrap_or_default();
+                if old == resp.body {
+                    // Byte-identical: unchanged, as a 304 would have said; nothing to parse.
+                    let kind = ChangeKind::Unchanged;
+                    revisited(&ctx, &mut commit, s, kind, &resp.kept_headers, resp.status)?;
+                    result.verdict = Verdict::Revisited { kind };
+                    result.enqueued = commit_captured(&ctx, commit, &url, exchange, Some(resp))
+                        .await?
+                        .enqueued;
+                    return Ok((result, None));
+                }
+                replacing = Some(xxhash_rust::xxh3::xxh3_64(&old));
+            }
             result.verdict = Verdict::Processing;
-            let processing = page_processing(ctx, commit, entry, url, resp, exchange);
+            let processing = page_processing(ctx, commit, entry, url, resp, exchange, replacing);
             return Ok((result, Some(processing)));
+        }
+        Ok(Outcome::NotModified { kept_headers }) => {
+            if let Some(s) = &stored {
+                let kind = ChangeKind::Unchanged;
+                revisited(&ctx, &mut commit, s, kind, &kept_headers, s.meta.status)?;
+                result.verdict = Verdict::Revisited { kind };
+            }
         }
         Ok(Outcome::Redirect { status, location }) => {
             result.verdict = redirect(&ctx, &mut commit, &entry, &url, status, &location);
+            if let Some(s) = &stored {
+                // The page no longer answers at its URL (its target is queued as any link).
+                result.verdict = gone(&ctx, &mut commit, s, status)?;
+            }
+        }
+        Ok(Outcome::Status { status, .. }) if stored.is_some() && matches!(status, 404 | 410) => {
+            let s = stored.as_ref().expect("invariant: matched is_some");
+            result.verdict = gone(&ctx, &mut commit, s, status)?;
         }
         Ok(Outcome::NotHtml { content_type }) => {
             commit.error(
@@ -272,10 +365,73 @@ async fn run_entry(
             (result.verdict, result.backoff) = error_verdict(cfg, &mut commit, &entry, &url, &kind);
         }
     }
+    if let (Some(s), Verdict::Failed { .. }) = (&stored, &result.verdict) {
+        // The revisit ended without an answer to judge by: the stored page stands.
+        let kind = ChangeKind::Failed;
+        commit.change(change_record(&ctx, s, kind, now_ms())?);
+        result.verdict = Verdict::Revisited { kind };
+    }
     result.enqueued = commit_captured(&ctx, commit, &url, exchange, None)
         .await?
         .enqueued;
     Ok((result, None))
+}
+
+/// The change record of a revisit that leaves the stored text as it is.
+fn change_record(
+    ctx: &Ctx,
+    s: &Stored,
+    kind: ChangeKind,
+    at_ms: u64,
+) -> Result<ChangeRecord, StoreError> {
+    let hash = ctx.store.cleaned_sum(s.id)?.map(|(_, h)| h);
+    Ok(ChangeRecord {
+        url: s.meta.url.clone(),
+        page_id: s.id,
+        kind,
+        at_ms,
+        old_hash: hash,
+        new_hash: if kind == ChangeKind::Gone { None } else { hash },
+    })
+}
+
+/// A revisit found the stored page unchanged (304, or the same bytes): its fetch time and
+/// kept headers move on (a 304 may bring a new ETag), it is no longer gone, and the change log
+/// says so.
+fn revisited(
+    ctx: &Ctx,
+    commit: &mut Commit,
+    s: &Stored,
+    kind: ChangeKind,
+    headers: &[(String, String)],
+    status: u16,
+) -> Result<(), StoreError> {
+    let at = now_ms();
+    let mut meta = s.meta.clone();
+    meta.fetched_at_ms = at;
+    meta.status = status;
+    for (k, v) in headers {
+        match meta.headers.iter_mut().find(|(name, _)| name == k) {
+            Some(slot) => slot.1.clone_from(v),
+            None => meta.headers.push((k.clone(), v.clone())),
+        }
+    }
+    commit
+        .change(change_record(ctx, s, kind, at)?)
+        .meta(s.id, meta)
+        .gone(s.id, None);
+    Ok(())
+}
+
+/// A revisit found the page gone (404/410, or moved away): marked gone and logged; its page,
+/// text and file are kept.
+fn gone(ctx: &Ctx, commit: &mut Commit, s: &Stored, status: u16) -> Result<Verdict, StoreError> {
+    let at = now_ms();
+    let kind = ChangeKind::Gone;
+    commit
+        .change(change_record(ctx, s, kind, at)?)
+        .gone(s.id, Some(GoneRecord { at_ms: at, status }));
+    Ok(Verdict::Revisited { kind })
 }
 
 /// Commit `commit`, the outcome of a GET of `url`; with the archive on, the exchange's records
@@ -340,6 +496,7 @@ fn page_processing(
     url: Url,
     resp: Response,
     exchange: Option<Exchange>,
+    replacing: Option<u64>,
 ) -> Processing {
     Box::pin(async move {
         let permit = ctx
@@ -353,7 +510,7 @@ fn page_processing(
         // stay free for I/O); the CPU permit covers that work only, so the next page parses
         // while this one waits for the store's commit lock.
         let (outcome, verdict) = tokio::task::spawn_blocking(move || {
-            let (c, verdict) = process_page(&ctx2, commit, &entry, &url, &resp);
+            let (c, verdict) = process_page(&ctx2, commit, &entry, &url, &resp, replacing);
             let archived = ctx2.archive.as_ref().zip(exchange.as_ref());
             let capture = archived.map(|(a, x)| (a, a.capture(&url, x, Body::Whole(&resp.body))));
             drop(permit);
@@ -439,13 +596,13 @@ fn record(kind: ErrorKind, message: String, entry: &QueueEntry) -> ErrorRecord {
 
 fn failure(
     origin_id: u32,
-    seq: u64,
+    slot: Slot,
     entry: &QueueEntry,
     kind: ErrorKind,
     message: String,
 ) -> Commit {
     let mut c = Commit::new();
-    c.done(origin_id, seq)
+    c.consume(origin_id, slot)
         .error(entry.url.clone(), record(kind, message, entry));
     c
 }
@@ -526,13 +683,15 @@ fn redirect(
     Verdict::Done
 }
 
-/// Parse, extract links, build the page record (blocking: CPU work).
+/// Parse, extract links, build the page record (blocking: CPU work). `replacing`: the page is
+/// a stored one a recrawl found changed, whose old body hashed to this.
 fn process_page(
     ctx: &Ctx,
     mut commit: Commit,
     entry: &QueueEntry,
     url: &Url,
     resp: &Response,
+    replacing: Option<u64>,
 ) -> (Commit, Verdict) {
     let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
     let parsed = dom::parse_html(&decoded.text);
@@ -582,7 +741,12 @@ fn process_page(
         title: parsed.dom.title(),
         truncated: parsed.truncated,
     };
-    commit.page(NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths));
+    let page = NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths);
+    if let Some(old_content) = replacing {
+        commit.replace(page, old_content);
+        return (commit, Verdict::Replaced { site, page_id });
+    }
+    commit.page(page);
     (commit, Verdict::Stored { site, page_id })
 }
 
@@ -631,20 +795,75 @@ fn process_sitemap(
         // Sitemaps end in .xml/.gz, which the default exclude patterns drop: host-check them.
         let in_scope = match kind {
             EntryKind::Sitemap => ctx.scope.check_host(&target).is_ok(),
-            EntryKind::Page => ctx.scope.check(&target).is_ok(),
+            EntryKind::Page | EntryKind::Revisit => ctx.scope.check(&target).is_ok(),
         };
         if !in_scope || depth > ctx.config.crawl.max_depth {
             continue;
         }
-        commit.discover(
-            urls::origin_key(&target),
-            QueueEntry {
-                kind,
-                ..QueueEntry::page(target.to_string(), depth)
-            },
-        );
+        let queued = QueueEntry {
+            kind,
+            ..QueueEntry::page(target.to_string(), depth)
+        };
+        if ctx.recrawl && kind == EntryKind::Sitemap {
+            // A recrawl reads the site's sitemaps again, seen or not (bounded by max_depth).
+            commit.requeue(urls::origin_key(&target), queued);
+        } else {
+            commit.discover(urls::origin_key(&target), queued);
+        }
+    }
+    if ctx.recrawl {
+        if let Err(e) = promote_revisits(ctx, url, &parsed) {
+            tracing::warn!(%url, "recrawl: cannot reorder revisits from this sitemap: {e}");
+        }
     }
     (commit, Verdict::Done)
+}
+
+/// A recrawl read a sitemap or feed: stored pages whose `<lastmod>` is newer than their fetch
+/// move to the head of their origin's revisit queue, and pages a feed links to come next
+/// (docs/recrawl.md, "Order").
+fn promote_revisits(ctx: &Ctx, url: &Url, parsed: &sitemap::Sitemap) -> Result<(), StoreError> {
+    let lastmod: std::collections::HashMap<usize, &str> = parsed
+        .lastmod
+        .iter()
+        .map(|(i, m)| (*i, m.as_str()))
+        .collect();
+    for (i, loc) in parsed.urls.iter().enumerate() {
+        let class = if parsed.feed {
+            crate::store::class::FEED
+        } else {
+            match lastmod.get(&i).and_then(|m| sitemap::lastmod_ms(m)) {
+                Some(_) => crate::store::class::LASTMOD,
+                None => continue,
+            }
+        };
+        let Some(target) = urls::normalize(url, loc) else {
+            continue;
+        };
+        let id = urls::page_id(&target);
+        let Some(meta) = ctx.store.page(id)? else {
+            continue;
+        };
+        if class == crate::store::class::LASTMOD {
+            let newer = lastmod
+                .get(&i)
+                .and_then(|m| sitemap::lastmod_ms(m))
+                .is_some_and(|m| m > meta.fetched_at_ms);
+            if !newer {
+                continue;
+            }
+        }
+        let Some(origin) = ctx.store.origin_id(&urls::origin_key(&target)) else {
+            continue;
+        };
+        ctx.store.promote_revisit(RevisitSlot {
+            origin,
+            class,
+            order: meta.fetched_at_ms,
+            page: id,
+        })?;
+    }
+    Ok(())
 }
 
 /// Fetch `origin`/robots.txt (following redirects as RFC 9309 allows) and decide the entry.
@@ -713,6 +932,13 @@ async fn fetch_robots(
                 failure = Some(format!("unexpected answer ({content_type})"));
                 break Some(RobotsFetch::Unreachable);
             }
+            // robots.txt is fetched without validators: no 304 comes back as this.
+            Ok(Outcome::NotModified { .. }) => {
+                break Some(RobotsFetch::Status {
+                    code: 304,
+                    retry_after: None,
+                })
+            }
             Err(e) => {
                 failure = Some(e.kind.to_string());
                 break Some(RobotsFetch::Unreachable);
@@ -731,7 +957,7 @@ async fn fetch_robots(
     let failure = failure.filter(|_| entry.unreachable_since.is_some());
     Ok(JobResult {
         origin_id,
-        seq: None,
+        slot: None,
         verdict: Verdict::Robots { entry, failure },
         completed_at: Instant::now(),
         enqueued: Vec::new(),
@@ -741,11 +967,11 @@ async fn fetch_robots(
     })
 }
 
-/// A commit that consumes `(origin_id, seq)` because robots.txt disallows its URL.
-pub fn disallowed(origin_id: u32, seq: u64, entry: &QueueEntry) -> Commit {
+/// A commit that consumes `(origin_id, slot)` because robots.txt disallows its URL.
+pub fn disallowed(origin_id: u32, slot: Slot, entry: &QueueEntry) -> Commit {
     failure(
         origin_id,
-        seq,
+        slot,
         entry,
         ErrorKind::RobotsDisallowed,
         "disallowed by robots.txt".into(),

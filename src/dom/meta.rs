@@ -50,6 +50,8 @@ pub struct HtmlMeta {
     /// Text of `<a rel=author>` links, and of elements with `itemprop=author` that carry no
     /// nested `itemprop=name` (a byline such as `<span itemprop=author>Ann Lee</span>`).
     pub author_links: Vec<String>,
+    /// `href` of `<link rel=alternate>` with an RSS or Atom type (the site's feeds; at most 4).
+    pub feeds: Vec<String>,
 }
 
 impl HtmlMeta {
@@ -130,6 +132,18 @@ impl State {
             "html" if out.lang.is_none() => out.lang = attr(tag, "lang").map(bounded),
             "link" if out.canonical.is_none() && has_word(attr(tag, "rel"), "canonical") => {
                 out.canonical = attr(tag, "href").map(bounded);
+            }
+            "link"
+                if out.feeds.len() < 4
+                    && has_word(attr(tag, "rel"), "alternate")
+                    && attr(tag, "type").is_some_and(|t| {
+                        let t = t.trim().to_ascii_lowercase();
+                        t == "application/rss+xml" || t == "application/atom+xml"
+                    }) =>
+            {
+                if let Some(href) = attr(tag, "href") {
+                    out.feeds.push(bounded(href));
+                }
             }
             "meta" if out.metas.len() < MAX_METAS => {
                 let key = attr(tag, "property")

@@ -125,14 +125,39 @@ impl SiteLearner<'_> {
             .filter_map(|&id| self.store.path_set(id).ok().flatten().map(|p| (id, p)))
             .collect();
         let mut hc = state.clusters.take().expect("invariant: loaded above");
+        // Pages a recrawl replaced leave the clustering with the path set it knew them by,
+        // then come back with their new one (docs/recrawl.md, "Learning").
+        let mut replaced = Vec::new();
+        for &id in new {
+            if hc.cluster_of(id).is_some() {
+                if let Some(p) = self.store.pending_change(site, id)? {
+                    replaced.push((id, p.old_paths));
+                }
+            }
+        }
+        let removal = if replaced.is_empty() {
+            Default::default()
+        } else {
+            hc.remove_pages(&replaced, self.paths_of())
+        };
+        drop(replaced);
         let changes = hc.add_pages(&new_paths, self.paths_of());
         // A rebuild keeps cluster ids where membership overlaps and lists only the clusters
         // whose template changed: other clusters' models stay valid.
-        for c in changes.retemplated.iter().chain(&changes.removed) {
+        for c in changes
+            .retemplated
+            .iter()
+            .chain(&changes.removed)
+            .chain(&removal.retemplated)
+            .chain(&removal.removed)
+        {
             state.models.remove(c);
         }
+        let mut to_clean: std::collections::BTreeSet<u64> =
+            hc.pages_to_clean(&changes).into_iter().collect();
+        to_clean.extend(hc.pages_to_clean(&removal));
         let mut by_cluster: BTreeMap<ClusterId, Vec<u64>> = BTreeMap::new();
-        for id in hc.pages_to_clean(&changes) {
+        for id in to_clean {
             if let Some(c) = hc.cluster_of(id) {
                 by_cluster.entry(c).or_default().push(id);
             }
@@ -234,13 +259,16 @@ impl SiteLearner<'_> {
             hc.add_pages(&missing, self.paths_of());
         }
         drop(missing);
+        // The support `clean` computes from the pages as they are now (a recrawl may have
+        // replaced some since they were added): the same support, the same partition.
+        hc.reset_support(support::Support::from_pages(sets.iter().map(Vec::as_slice)));
         hc.recluster(self.paths_of());
         let index: HashMap<u64, u32> = ids
             .iter()
             .enumerate()
             .map(|(i, &id)| (id, i as u32))
             .collect();
-        let essential = engine::essential_from_sets(&sets);
+        let essential: Vec<Vec<u64>> = sets.iter().map(|s| hc.support().essential(s)).collect();
         let keys: Vec<u64> = sets.iter().map(|s| engine::sample_key(s)).collect();
         drop(sets);
         let mut labels: Vec<ClusterId> = hc.clusters().collect();
@@ -467,15 +495,20 @@ impl SiteLearner<'_> {
     /// Has the site changed since its last end-of-crawl pass?
     pub fn needs_final(&self, site: &str) -> Result<bool, LearnError> {
         let pages = self.store.site_counters(site).pages;
-        Ok(match self.store.site_clusters(site)? {
+        let changed = match self.store.site_clusters(site)? {
             Some(s) => s.final_pages != pages || s.detector != self.detector.to_string(),
             None => pages > 0,
-        })
+        };
+        // A recrawl replaced pages: same count, new text to settle.
+        Ok(changed || self.store.has_pending_changes(site)?)
     }
 
-    /// The end-of-crawl pass: the whole site through the same engine as `thresher clean`.
+    /// The end-of-crawl pass: the whole site through the same engine as `thresher clean`; then
+    /// the recrawl's replaced pages get their change kind from their final text.
     pub fn finish(&self, site: &str, state: &mut SiteState) -> Result<Step, LearnError> {
-        self.whole_site(site, state, true)
+        let step = self.whole_site(site, state, true)?;
+        self.store.resolve_changes(site)?;
+        Ok(step)
     }
 
     fn whole_site(

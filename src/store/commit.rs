@@ -5,8 +5,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::recrawl::{change_key, pending_key, RevisitSlot};
 use super::{
-    encode, key, ErrorKind, ErrorRecord, OriginRecord, PageMeta, QueueEntry, Store, StoreError,
+    encode, key, ChangeRecord, ErrorKind, ErrorRecord, GoneRecord, OriginRecord, PageMeta,
+    PendingChange, QueueEntry, Store, StoreError,
 };
 use crate::dom::Dom;
 
@@ -37,6 +39,11 @@ impl NewPage {
         }
     }
 
+    /// xxh3 of the body bytes.
+    pub fn content_hash(&self) -> u64 {
+        self.content
+    }
+
     /// Compressed size (for progress).
     pub fn stored_bytes(&self) -> usize {
         self.html_lz4.len() + self.dom_lz4.len() + self.paths.len()
@@ -53,6 +60,15 @@ pub struct Commit {
     done: Vec<(u32, u64)>,
     page: Option<NewPage>,
     errors: Vec<(String, ErrorRecord)>,
+    /// Revisit slots this fetch consumed.
+    revisits_done: Vec<RevisitSlot>,
+    /// Stored pages whose metadata is rewritten (a 304 moves `fetched_at_ms`).
+    metas: Vec<(u64, PageMeta)>,
+    /// A stored page replaced by new bytes, with the xxh3 of the body it replaces.
+    replacement: Option<(NewPage, u64)>,
+    changes: Vec<ChangeRecord>,
+    /// Gone marks set (`Some`) or cleared (`None`).
+    gone: Vec<(u64, Option<GoneRecord>)>,
 }
 
 /// A URL that went into a queue: where, not what (the entry is in the store). One per URL, so it
@@ -114,12 +130,48 @@ impl Commit {
         self
     }
 
+    /// The revisit `slot` is consumed.
+    pub fn revisit_done(&mut self, slot: RevisitSlot) -> &mut Self {
+        self.revisits_done.push(slot);
+        self
+    }
+
+    /// Rewrite a stored page's metadata (its page, text and path set stay).
+    pub fn meta(&mut self, id: u64, meta: PageMeta) -> &mut Self {
+        self.metas.push((id, meta));
+        self
+    }
+
+    /// Replace the stored page `page.id` (whose body hashed to `old_content`) by `page`: its
+    /// text comparison waits in a `PendingChange` until its site's end-of-crawl pass.
+    pub fn replace(&mut self, page: NewPage, old_content: u64) -> &mut Self {
+        self.replacement = Some((page, old_content));
+        self
+    }
+
+    /// Append a record to the change log.
+    pub fn change(&mut self, record: ChangeRecord) -> &mut Self {
+        self.changes.push(record);
+        self
+    }
+
+    /// Mark a page gone (`Some`) or no longer gone (`None`).
+    pub fn gone(&mut self, id: u64, record: Option<GoneRecord>) -> &mut Self {
+        self.gone.push((id, record));
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
         self.discovered.is_empty()
             && self.requeued.is_empty()
             && self.done.is_empty()
             && self.page.is_none()
             && self.errors.is_empty()
+            && self.revisits_done.is_empty()
+            && self.metas.is_empty()
+            && self.replacement.is_none()
+            && self.changes.is_empty()
+            && self.gone.is_empty()
     }
 }
 
@@ -237,7 +289,25 @@ impl Store {
         for (url, rec) in &commit.errors {
             batch.insert(key::bytes(key::ERROR, url.as_bytes()), encode(rec));
         }
+        for slot in &commit.revisits_done {
+            batch.remove(slot.key());
+        }
+        for (id, meta) in &commit.metas {
+            batch.insert(key::page(key::PAGE, *id), encode(meta));
+        }
+        for rec in &commit.changes {
+            batch.insert(change_key(rec.at_ms, rec.page_id), encode(rec));
+        }
+        for (id, mark) in &commit.gone {
+            match mark {
+                Some(rec) => batch.insert(key::page(key::GONE, *id), encode(rec)),
+                None => batch.remove(key::page(key::GONE, *id)),
+            }
+        }
         let mut site_update = None;
+        if let Some((page, old_content)) = &commit.replacement {
+            site_update = Some(self.replace_page(&reg, &mut batch, page, *old_content)?);
+        }
         if let Some(page) = &commit.page {
             if let Some(twin) = self.twin_of(page)? {
                 let rec = ErrorRecord {
@@ -283,5 +353,59 @@ impl Store {
             reg.sites.insert(site, counters);
         }
         Ok(outcome)
+    }
+
+    /// The batch entries that replace a stored page by `page` (a recrawl found new bytes): its
+    /// records overwritten, its content key moved, its site's byte count adjusted, and a
+    /// `PendingChange` kept for the text comparison (the first one's old text and path set
+    /// stay when the page changes again before its site's end-of-crawl pass).
+    fn replace_page(
+        &self,
+        reg: &super::Registry,
+        batch: &mut sled::Batch,
+        page: &NewPage,
+        old_content: u64,
+    ) -> Result<(String, super::SiteCounters), StoreError> {
+        let site = &page.meta.site;
+        let old_meta = self.page(page.id)?;
+        let pending = match self.pending_change(site, page.id)? {
+            Some(p) => PendingChange {
+                url: page.meta.url.clone(),
+                at_ms: page.meta.fetched_at_ms,
+                ..p
+            },
+            None => PendingChange {
+                url: page.meta.url.clone(),
+                at_ms: page.meta.fetched_at_ms,
+                old_hash: self.cleaned_sum(page.id)?.map(|(_, h)| h),
+                old_paths: self.path_set(page.id)?.unwrap_or_default(),
+            },
+        };
+        batch.insert(pending_key(site, page.id), encode(&pending));
+        let old_key = key::content(site, old_content);
+        let owner = self.tree.get(&old_key)?;
+        if owner.as_deref() == Some(&page.id.to_be_bytes()[..]) {
+            batch.remove(old_key);
+        }
+        batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
+        batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
+        batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
+        batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());
+        batch.insert(key::page(key::PATHS, page.id), page.paths.as_slice());
+        batch.insert(key::site_page(site, page.id), &[][..]);
+        batch.remove(key::page(key::GONE, page.id));
+        let mut counters = reg.sites.get(site).cloned().unwrap_or_default();
+        match old_meta {
+            Some(old) => {
+                counters.bytes =
+                    counters.bytes.saturating_sub(old.body_bytes) + page.meta.body_bytes;
+            }
+            None => {
+                counters.pages += 1;
+                counters.bytes += page.meta.body_bytes;
+            }
+        }
+        batch.insert(key::bytes(key::SITE, site.as_bytes()), encode(&counters));
+        Ok((site.clone(), counters))
     }
 }

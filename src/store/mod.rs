@@ -36,9 +36,14 @@
 //! | `t` page id                     | `CleanRecord`, lz4            |
 //! | `T` page id                     | cluster u32 · xxh3(text) u64  |
 //! | `b` page id                     | `BylineRecord` (only when any)|
+//! | `v` origin u32 · class u8 · fetched ms u64 · page id | `QueueEntry` (revisit queue) |
+//! | `C` at ms u64 · page id         | `ChangeRecord` (append-only)  |
+//! | `P` site · 0x00 · page id       | `PendingChange`               |
+//! | `G` page id                     | `GoneRecord`                  |
 
 mod commit;
 pub mod records;
+pub mod recrawl;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +54,7 @@ use serde::Serialize;
 
 pub use commit::{Commit, CommitOutcome, Enqueued, NewPage, DISCOVER_BATCH};
 pub use records::*;
+pub use recrawl::{class, RevisitSlot};
 
 /// Bump when a record's encoding changes; `open` refuses other versions.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -111,6 +117,10 @@ pub(crate) mod key {
     pub const SITE_CLUSTERS: u8 = b'k';
     pub const BYLINE: u8 = b'b';
     pub const CONTENT: u8 = b'D';
+    pub const REVISIT: u8 = b'v';
+    pub const CHANGE: u8 = b'C';
+    pub const PENDING: u8 = b'P';
+    pub const GONE: u8 = b'G';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());

@@ -7,7 +7,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EntryKind {
     Page,
+    /// A sitemap, or (read the same way) an RSS/Atom feed.
     Sitemap,
+    /// A stored page fetched again by `crawl --recrawl`, with a conditional GET. Appended last,
+    /// so entries written before it existed decode as they did.
+    Revisit,
 }
 
 /// A URL waiting in its origin's queue.
@@ -270,6 +274,92 @@ pub struct RunInfo {
     /// `finished`, `interrupted`, `running` (a run that never recorded its end was killed).
     pub state: String,
     pub pages_fetched: u64,
+}
+
+/// What a recrawl found when it fetched a stored page again (docs/recrawl.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ChangeKind {
+    /// A 304 Not Modified, or a 200 whose bytes equal the stored page's.
+    Unchanged,
+    /// New bytes, the same cleaned text: only template or boilerplate moved.
+    TemplateChurn,
+    /// New bytes and new cleaned text.
+    ContentChanged,
+    /// 404 or 410 (or a redirect elsewhere): the page is no longer at its URL.
+    Gone,
+    /// No usable answer (a final error, a status that is neither a page nor gone): the stored
+    /// page stays as it was.
+    Failed,
+}
+
+impl ChangeKind {
+    pub const ALL: [ChangeKind; 5] = [
+        ChangeKind::Unchanged,
+        ChangeKind::TemplateChurn,
+        ChangeKind::ContentChanged,
+        ChangeKind::Gone,
+        ChangeKind::Failed,
+    ];
+
+    /// The kind's stable name, as `thresher changes` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::Unchanged => "unchanged",
+            ChangeKind::TemplateChurn => "template-churn",
+            ChangeKind::ContentChanged => "content-changed",
+            ChangeKind::Gone => "gone",
+            ChangeKind::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for ChangeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One page's outcome in one recrawl (the append-only change log, `thresher changes`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeRecord {
+    pub url: String,
+    pub page_id: u64,
+    pub kind: ChangeKind,
+    /// When the page was fetched again (Unix ms).
+    pub at_ms: u64,
+    /// xxh3 of the page's cleaned text before and after (`None`: it had none).
+    pub old_hash: Option<u64>,
+    pub new_hash: Option<u64>,
+}
+
+/// A stored page replaced by new bytes whose cleaned text is not final yet: the end-of-crawl
+/// pass of its site compares the new text with `old_hash` and writes the `ChangeRecord`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingChange {
+    pub url: String,
+    pub at_ms: u64,
+    pub old_hash: Option<u64>,
+    /// The path set the site's clustering last saw for the page (what the learner removes
+    /// before it adds the new one).
+    pub old_paths: Vec<u64>,
+}
+
+/// A stored page that answered 404/410 (or moved away) on a recrawl. Its page, text and
+/// output file are kept: history is not lost; `thresher changes` tells an index to drop it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoneRecord {
+    pub at_ms: u64,
+    pub status: u16,
+}
+
+/// The last `crawl --recrawl` (meta `recrawl`), for `status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecrawlRun {
+    pub started_at_ms: u64,
+    /// Pages fetched before this were queued again.
+    pub cutoff_ms: u64,
+    /// Pages queued for a revisit.
+    pub queued: u64,
 }
 
 /// Unix milliseconds now.

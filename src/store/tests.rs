@@ -238,3 +238,58 @@ fn a_store_behind_its_marker_is_damaged_and_reads_never_create_one() {
 }
 
 use std::collections::HashSet;
+
+/// The revisit queue gives pages whose sitemap `<lastmod>` is newer first, then pages a feed
+/// links to, then the rest oldest fetch first; a page is queued once.
+#[test]
+fn revisits_come_lastmod_first_then_feed_then_oldest() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let slot = |page: u64, order: u64| RevisitSlot {
+        origin: 3,
+        class: class::AGE,
+        order,
+        page,
+    };
+    let entry = |page: u64| QueueEntry {
+        kind: EntryKind::Revisit,
+        ..QueueEntry::page(format!("http://a/{page}"), 1)
+    };
+    let list: Vec<(RevisitSlot, QueueEntry)> = [(1, 500), (2, 100), (3, 300), (4, 200)]
+        .iter()
+        .map(|&(p, o)| (slot(p, o), entry(p)))
+        .collect();
+    assert_eq!(s.queue_revisits(&list).unwrap(), 4);
+    assert_eq!(s.queue_revisits(&list).unwrap(), 0, "queued once");
+    assert!(s
+        .promote_revisit(slot(3, 300).in_class(class::FEED))
+        .unwrap());
+    assert!(s
+        .promote_revisit(slot(1, 500).in_class(class::LASTMOD))
+        .unwrap());
+    assert!(
+        !s.promote_revisit(slot(1, 500).in_class(class::FEED))
+            .unwrap(),
+        "never moved down"
+    );
+    assert!(
+        !s.promote_revisit(slot(9, 1).in_class(class::LASTMOD))
+            .unwrap(),
+        "a page not queued stays out"
+    );
+    let order: Vec<u64> = s
+        .revisits_of(3, &Default::default(), 10)
+        .unwrap()
+        .into_iter()
+        .map(|(sl, e)| {
+            assert_eq!(e.url, format!("http://a/{}", sl.page));
+            sl.page
+        })
+        .collect();
+    assert_eq!(order, vec![1, 3, 2, 4]);
+    assert_eq!(s.revisit_lengths().unwrap()[&3], 4);
+    let taken = [slot(1, 500).in_class(class::LASTMOD)]
+        .into_iter()
+        .collect();
+    assert_eq!(s.revisits_of(3, &taken, 1).unwrap()[0].0.page, 3);
+}

@@ -211,6 +211,14 @@ impl HostClusters {
         self.rebuild(&[], &mut paths_of)
     }
 
+    /// Replace the path support by `support` (the one `thresher clean` computes from every
+    /// page's current path set). The crawl's end-of-crawl pass sets it before `recluster`, so
+    /// pages whose path set changed (a recrawl replaced them) leave no trace of their old
+    /// paths in it.
+    pub fn reset_support(&mut self, support: Support) {
+        self.support = support;
+    }
+
     /// Forget pages (key, the path set they were added with), e.g. before re-adding a page
     /// whose content changed. The clusters they leave are re-derived from their remaining
     /// members' path sets.

@@ -76,6 +76,7 @@ async fn handle(
         .unwrap_or_else(|| req.uri().to_string());
     let (endpoint, nth) = origin.lookup(&target);
     let (delay, reply) = resolve(endpoint, nth, &target);
+    let reply = reply.map(|r| not_modified(r, req.headers()));
     let guard = origin.record(
         &req,
         target,
@@ -104,6 +105,45 @@ async fn handle(
     Ok(builder
         .body(body)
         .expect("invariant: fixture replies have valid headers"))
+}
+
+/// A conditional GET as a static file server answers it (RFC 9110 §13.1): a 200 whose ETag
+/// matches If-None-Match, or (without If-None-Match) whose Last-Modified equals
+/// If-Modified-Since, becomes a 304 with the same validators and no body.
+fn not_modified(reply: Reply, request: &hyper::HeaderMap) -> Reply {
+    if reply.status != hyper::StatusCode::OK {
+        return reply;
+    }
+    let ours = |name: &str| {
+        reply
+            .headers
+            .iter()
+            .find(|(n, _)| n.as_str().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_bytes().to_vec())
+    };
+    let theirs = |name: &str| request.get(name).map(|v| v.as_bytes().to_vec());
+    let fresh = match theirs("if-none-match") {
+        Some(tags) => ours("etag").is_some_and(|etag| {
+            tags.split(|&b| b == b',')
+                .any(|t| t.trim_ascii() == etag.as_slice() || t.trim_ascii() == b"*")
+        }),
+        None => {
+            theirs("if-modified-since").is_some_and(|since| ours("last-modified") == Some(since))
+        }
+    };
+    if !fresh {
+        return reply;
+    }
+    let mut r = Reply::new(304, "", Body::empty());
+    for (name, value) in reply.headers {
+        if matches!(
+            name.as_str(),
+            "etag" | "last-modified" | "date" | "cache-control"
+        ) {
+            r.headers.push((name, value));
+        }
+    }
+    r
 }
 
 /// Follow sequences, dynamic endpoints and delays down to a reply (`None` = tarpit), summing

@@ -1,0 +1,385 @@
+//! `thresher crawl --recrawl` against a site that changes between two crawls (docs/recrawl.md):
+//! the server's own request log shows the conditional GETs and its 304s, `thresher changes`
+//! gives each page's kind, the text files follow the new content.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use crate::support::{thresher_bin, write_config, Endpoint, Reply, TestServer};
+
+/// Articles of the test site; `/` links to all of them.
+const ARTICLES: usize = 10;
+
+/// What each article does between the two crawls.
+fn fate(n: usize) -> &'static str {
+    match n {
+        0..=3 => "same",   // byte-identical: the server answers the conditional GET with 304
+        4..=6 => "footer", // only the footer's date changes
+        7 | 8 => "content", // a new paragraph (and the new footer date)
+        _ => "deleted",    // 404
+    }
+}
+
+fn words(n: usize, salt: &str) -> String {
+    const W: [&str; 16] = [
+        "river", "stone", "lantern", "harvest", "copper", "meadow", "signal", "orchard", "valley",
+        "timber", "market", "garden", "window", "bridge", "letter", "summer",
+    ];
+    (0..40)
+        .map(|i| W[(n * 7 + i * 3 + salt.len()) % W.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Page `path` of the site in `version` (1 or 2); `None`: 404.
+fn page(path: &str, version: u8) -> Option<String> {
+    let date = if version == 1 {
+        "2024-01-01"
+    } else {
+        "2024-02-02"
+    };
+    let nav = "<nav><a href=\"/\">Home</a> <a href=\"/about-us\">About us</a></nav>";
+    let (title, body, fixed_footer) = if path == "/" {
+        let links: String = (0..ARTICLES)
+            .map(|n| format!("<li><a href=\"/p{n}\">Story number {n}</a></li>"))
+            .collect();
+        ("Home".to_string(), format!("<ul>{links}</ul>"), true)
+    } else if path == "/new" {
+        if version == 1 {
+            return None;
+        }
+        (
+            "A new story".to_string(),
+            format!("<p>Fresh news: {}.</p>", words(99, "new")),
+            false,
+        )
+    } else {
+        let n: usize = path
+            .strip_prefix("/p")?
+            .parse()
+            .ok()
+            .filter(|&n| n < ARTICLES)?;
+        let fate = fate(n);
+        if version == 2 && fate == "deleted" {
+            return None;
+        }
+        let mut body = format!(
+            "<p>{}.</p><p>{}.</p>",
+            words(n, "a"),
+            words(n + 20, "second paragraph")
+        );
+        if version == 2 && fate == "content" {
+            body.push_str(&format!(
+                "<p>Update: {}. See <a href=\"/new\">the new story</a>.</p>",
+                words(n + 40, "update paragraph here")
+            ));
+        }
+        (format!("Story number {n}"), body, fate == "same")
+    };
+    // Pages that answer 304 keep the date they were served with (their bytes do not change).
+    let date = if fixed_footer { "2024-01-01" } else { date };
+    Some(format!(
+        "<!doctype html><html><head><title>{title}</title>\
+         <link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed.xml\"></head><body>{nav}\
+         <main><article><h1>{title}</h1>{body}</article></main>\
+         <footer><p>Example News. Site updated {date}.</p></footer></body></html>"
+    ))
+}
+
+/// The site, served by version; each page with an ETag and a Last-Modified of its bytes.
+fn mount(server: &TestServer, version: Arc<Mutex<u8>>) {
+    let o = server.origin(0);
+    let sitemap = format!("Sitemap: {}\n", o.url("/sitemap.xml"));
+    o.mount(
+        "/robots.txt",
+        Endpoint::text(format!("User-agent: *\nAllow: /\n{sitemap}")),
+    );
+    let serve = move |target: &str| {
+        let v = *version.lock().expect("version lock");
+        if let Some(xml) = listing(target, v) {
+            return Endpoint::typed("application/xml", xml);
+        }
+        match page(target, v) {
+            None => Endpoint::not_found(),
+            Some(html) => {
+                let tag = format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(html.as_bytes()));
+                let modified = if page(target, 1).as_deref() == Some(html.as_str()) {
+                    "Mon, 01 Jan 2024 00:00:00 GMT"
+                } else {
+                    "Fri, 02 Feb 2024 00:00:00 GMT"
+                };
+                Reply::new(
+                    200,
+                    "text/html; charset=utf-8",
+                    crate::support::Body::full(html),
+                )
+                .header("etag", &tag)
+                .header("last-modified", modified)
+                .into()
+            }
+        }
+    };
+    o.set_fallback(Endpoint::dynamic(serve));
+}
+
+/// The sitemap (p8's `<lastmod>` after the fetch in version 2, p0's long before) and the RSS
+/// feed (p5), which decide what a recrawl revisits first.
+fn listing(target: &str, version: u8) -> Option<String> {
+    match target {
+        "/sitemap.xml" => {
+            let p8 = if version == 1 {
+                "2000-01-01"
+            } else {
+                "2099-01-01"
+            };
+            Some(format!(
+                "<urlset><url><loc>/p0</loc><lastmod>2000-01-01</lastmod></url>\
+                 <url><loc>/p8</loc><lastmod>{p8}</lastmod></url></urlset>"
+            ))
+        }
+        "/feed.xml" => Some(
+            "<rss version=\"2.0\"><channel><title>News</title><link>/</link>\
+             <item><title>Five</title><link>/p5</link></item></channel></rss>"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+fn thresher(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(thresher_bin())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run thresher");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "thresher {args:?}: {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn crawl(dir: &Path, seed: &str, extra: &[&str]) {
+    let config = write_config(dir, "[crawl]\ndelay = \"0ms\"\n");
+    let data = dir.join("data");
+    let out = dir.join("out");
+    let mut args = vec![
+        "crawl",
+        seed,
+        "--quiet",
+        "--config",
+        config.to_str().expect("utf-8 path"),
+        "--data",
+        data.to_str().expect("utf-8 path"),
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ];
+    args.extend(extra);
+    thresher(dir, &args);
+}
+
+/// `thresher changes --all --format jsonl`, as path → (kind, old hash, new hash).
+fn changes(dir: &Path, origin: &str) -> BTreeMap<String, (String, Option<String>, Option<String>)> {
+    let data = dir.join("data");
+    let text = thresher(
+        dir,
+        &[
+            "changes",
+            "--all",
+            "--format",
+            "jsonl",
+            "--data",
+            data.to_str().expect("utf-8"),
+        ],
+    );
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            let s = |k: &str| v[k].as_str().map(str::to_string);
+            let url = s("url").expect("url");
+            let path = url
+                .strip_prefix(origin)
+                .expect("the site's URL")
+                .to_string();
+            (
+                path,
+                (s("kind").expect("kind"), s("old_hash"), s("new_hash")),
+            )
+        })
+        .collect()
+}
+
+fn text_file(dir: &Path, origin: &crate::support::Origin, path: &str) -> String {
+    let id = thresher::crawl::url::page_id(&origin.url(path).parse().expect("URL"));
+    let file = dir
+        .join("out")
+        .join(thresher::output::site_dir_name(&origin.host_port()))
+        .join(format!("{id:016x}.txt"));
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+#[test]
+fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
+    let server = TestServer::background(1, 1);
+    let version = Arc::new(Mutex::new(1u8));
+    mount(&server, version.clone());
+    let o = server.origin(0);
+    let dir = tempfile::tempdir().expect("tmp");
+    let seed = o.url("/");
+    crawl(dir.path(), &seed, &[]);
+    let pages = 1 + ARTICLES;
+    assert_eq!(o.hits_prefix("/p") + o.hits("/"), pages, "first crawl");
+    let before_p7 = text_file(dir.path(), o, "/p7");
+
+    // Regression: a finished crawl run again makes no page request (and sends no validators).
+    let hits = o.total_hits();
+    crawl(dir.path(), &seed, &[]);
+    assert_eq!(
+        o.log()[hits..]
+            .iter()
+            .filter(|h| h.path() != "/robots.txt")
+            .count(),
+        0,
+        "a plain re-run fetched pages: {:?}",
+        o.log()[hits..]
+            .iter()
+            .map(|h| h.target.clone())
+            .collect::<Vec<_>>()
+    );
+
+    *version.lock().expect("lock") = 2;
+    let hits = o.total_hits();
+    crawl(dir.path(), &seed, &["--recrawl"]);
+    let recrawl: Vec<_> = o.log()[hits..].to_vec();
+    let requests = |path: &str| {
+        recrawl
+            .iter()
+            .filter(|h| h.path() == path)
+            .collect::<Vec<_>>()
+    };
+
+    // The sitemap and the feed were read first; then the page whose <lastmod> is newer than
+    // its fetch, then the page the feed links to, then the rest.
+    let order: Vec<&str> = recrawl
+        .iter()
+        .map(|h| h.path())
+        .filter(|p| *p != "/robots.txt")
+        .collect();
+    assert_eq!(
+        order[..4],
+        ["/sitemap.xml", "/feed.xml", "/p8", "/p5"],
+        "{order:?}"
+    );
+
+    // Every stored page was asked for again, conditionally; unchanged ones got a 304.
+    for n in 0..ARTICLES {
+        let path = format!("/p{n}");
+        let r = requests(&path);
+        assert_eq!(r.len(), 1, "{path} requested once: {r:?}");
+        let h = &r[0].headers;
+        assert!(
+            h.contains_key("if-none-match") && h.contains_key("if-modified-since"),
+            "{path} was not a conditional GET: {h:?}"
+        );
+        let expect = match fate(n) {
+            "same" => 304,
+            "deleted" => 404,
+            _ => 200,
+        };
+        assert_eq!(r[0].status, Some(expect), "{path}");
+    }
+    assert_eq!(
+        requests("/")[0].status,
+        Some(304),
+        "the home page is unchanged"
+    );
+    // The new page, linked from a changed one, is fetched as any new link.
+    assert_eq!(requests("/new").len(), 1, "the new page was fetched");
+
+    let kinds = changes(dir.path(), &o.base());
+    let kind = |p: &str| kinds.get(p).map(|k| k.0.as_str()).unwrap_or("(none)");
+    assert_eq!(kind("/"), "unchanged");
+    for n in 0..ARTICLES {
+        let path = format!("/p{n}");
+        let expect = match fate(n) {
+            "same" => "unchanged",
+            "footer" => "template-churn",
+            "content" => "content-changed",
+            _ => "gone",
+        };
+        assert_eq!(kind(&path), expect, "{path}: {kinds:#?}");
+        let (_, old, new) = &kinds[&path];
+        assert!(old.is_some(), "{path} had text before");
+        match expect {
+            "gone" => assert!(new.is_none()),
+            "content-changed" => assert_ne!(old, new, "{path}"),
+            _ => assert_eq!(old, new, "{path}"),
+        }
+    }
+    assert!(
+        !kinds.contains_key("/new"),
+        "a new page is not a change of a stored one"
+    );
+
+    // The text file follows the new content.
+    let after_p7 = text_file(dir.path(), o, "/p7");
+    assert_ne!(before_p7, after_p7);
+    assert!(after_p7.contains("Update:"), "{after_p7}");
+    assert!(text_file(dir.path(), o, "/new").contains("Fresh news"));
+
+    // By default `changes` lists what an index must update: new content and gone pages.
+    let data = dir.path().join("data");
+    let listed = thresher(
+        dir.path(),
+        &["changes", "--data", data.to_str().expect("utf-8")],
+    );
+    assert_eq!(listed.lines().count(), 1 + 2 + 1, "{listed}");
+    assert!(
+        listed.contains("content-changed") && listed.contains("gone"),
+        "{listed}"
+    );
+    assert!(!listed.contains("template-churn"), "{listed}");
+
+    // `status` shows the last recrawl by kind.
+    let status = thresher(
+        dir.path(),
+        &["status", "--data", data.to_str().expect("utf-8")],
+    );
+    assert!(status.contains("Last recrawl"), "{status}");
+    assert!(status.contains("template-churn"), "{status}");
+
+    // A recrawl where nothing changed: every page answers 304, and no text file is rewritten.
+    let stamp = |p: &str| {
+        let id = thresher::crawl::url::page_id(&o.url(p).parse().expect("URL"));
+        let f = dir
+            .path()
+            .join("out")
+            .join(thresher::output::site_dir_name(&o.host_port()))
+            .join(format!("{id:016x}.txt"));
+        std::fs::metadata(f)
+            .and_then(|m| m.modified())
+            .expect("mtime")
+    };
+    let mtimes: Vec<_> = ["/p0", "/p5", "/p7", "/new"]
+        .iter()
+        .map(|p| stamp(p))
+        .collect();
+    let hits = o.total_hits();
+    crawl(dir.path(), &seed, &["--recrawl"]);
+    let again: Vec<_> = o.log()[hits..]
+        .iter()
+        .filter(|h| !matches!(h.path(), "/robots.txt" | "/sitemap.xml" | "/feed.xml"))
+        .map(|h| (h.target.clone(), h.status))
+        .collect();
+    let not_304: Vec<_> = again
+        .iter()
+        .filter(|(t, s)| *s != Some(304) && t != "/p9")
+        .collect();
+    assert!(not_304.is_empty(), "{not_304:?}");
+    assert_eq!(again.len(), pages + 1, "every stored page once: {again:?}");
+    let after: Vec<_> = ["/p0", "/p5", "/p7", "/new"]
+        .iter()
+        .map(|p| stamp(p))
+        .collect();
+    assert_eq!(mtimes, after, "a recrawl of 304s rewrote text files");
+}
