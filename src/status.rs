@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::crawl::stats::OriginWait;
-use crate::store::{ErrorKind, RunInfo, Store, StoreError};
+use crate::store::{ErrorKind, RedesignRecord, RunInfo, Store, StoreError};
 
 /// Store meta key: the origins the last run left waiting or set aside.
 pub const WAITING_META: &str = "waiting";
@@ -35,6 +35,9 @@ pub struct HostRow {
     /// Pages with cleaned text.
     #[serde(default)]
     pub cleaned: u64,
+    /// Template eras: 1, plus one per redesign a recrawl found (`redesigns`).
+    #[serde(default)]
+    pub eras: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -62,6 +65,9 @@ pub struct StatusReport {
     /// The last `crawl --recrawl`, when there was one.
     #[serde(default)]
     pub recrawl: Option<RecrawlReport>,
+    /// Redesigns recrawls found, per host (oldest first): each starts a template era.
+    #[serde(default)]
+    pub redesigns: Vec<(String, RedesignRecord)>,
 }
 
 /// What the last recrawl found (docs/recrawl.md).
@@ -89,6 +95,7 @@ impl StatusReport {
     pub fn from_store(store: &Store) -> Result<StatusReport, StoreError> {
         let mut hosts: HashMap<String, HostRow> = HashMap::new();
         let cleaned_ids = store.cleaned_ids()?;
+        let mut redesigned = Vec::new();
         for (site, c) in store.sites() {
             let row = hosts.entry(site.clone()).or_default();
             row.host = site;
@@ -102,6 +109,9 @@ impl StatusReport {
                 .iter()
                 .filter(|id| cleaned_ids.contains(id))
                 .count() as u64;
+            let redesigns = store.redesigns(&row.host)?;
+            row.eras = 1 + redesigns.len() as u64;
+            redesigned.extend(redesigns.into_iter().map(|r| (row.host.clone(), r)));
         }
         let lengths = store.queue_lengths()?;
         let mut queued = 0;
@@ -147,6 +157,10 @@ impl StatusReport {
             hosts_more: 0,
             waiting_more: 0,
             recrawl: recrawl_report(store)?,
+            redesigns: {
+                redesigned.sort_by(|a, b| (&a.0, a.1.at_ms).cmp(&(&b.0, b.1.at_ms)));
+                redesigned
+            },
         })
     }
 
@@ -244,6 +258,24 @@ impl StatusReport {
                     s,
                     "  {:<28} {:>8}  (changed bytes; kind decided by the end-of-crawl pass)",
                     "pending", r.pending
+                );
+            }
+        }
+        if !self.redesigns.is_empty() {
+            let _ = writeln!(s, "\nTemplate eras (redesigns found by recrawls):");
+            let mut era: HashMap<&str, u64> = HashMap::new();
+            for (host, r) in &self.redesigns {
+                let n = era.entry(host).or_insert(1);
+                *n += 1;
+                let _ = writeln!(
+                    s,
+                    "  {host}: era {n} from {}: {} of {} replaced pages with a new structure; \
+                     clusters {:?} -> {:?}",
+                    ago(r.at_ms),
+                    r.pages,
+                    r.replaced,
+                    r.old_clusters,
+                    r.new_clusters
                 );
             }
         }

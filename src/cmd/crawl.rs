@@ -457,6 +457,8 @@ fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusRepo
             errors: h.errors,
             clusters: h.clusters,
             cleaned: h.cleaned,
+            // A running crawl does not read the store's redesign records.
+            eras: 0,
         })
         .collect();
     StatusReport {
@@ -470,6 +472,7 @@ fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusRepo
         hosts_more: (hosts_total - hosts.len()) as u64,
         waiting_more: (waiting_total - waiting.len()) as u64,
         recrawl: None,
+        redesigns: Vec::new(),
         hosts,
         waiting,
     }

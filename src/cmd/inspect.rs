@@ -241,6 +241,7 @@ pub fn build(store: &Store, host: &str, page: Option<&str>) -> Result<Report, In
         final_pages: (sc.final_pages > 0).then_some(sc.final_pages),
         site_pages,
         unclustered: site_pages.saturating_sub(clustered),
+        redesigns: store.redesigns(host)?,
         clusters,
         page: PageView {
             url: meta
@@ -430,6 +431,9 @@ pub fn listing(r: &Report, path: &Path) -> String {
     if r.unclustered > 0 {
         let _ = writeln!(s, "{} pages not clustered yet", r.unclustered);
     }
+    for line in era_lines(r) {
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(
         s,
         "\n{:>7} {:>7} {:>9}  sample pages",
@@ -467,6 +471,31 @@ pub fn listing(r: &Report, path: &Path) -> String {
         }
     );
     s
+}
+
+/// The host's template eras, when a recrawl found a redesign: one line for the count, one per
+/// redesign.
+fn era_lines(r: &Report) -> Vec<String> {
+    if r.redesigns.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "Template eras: {} (the first crawl, then a redesign found by each recrawl below)",
+        r.redesigns.len() + 1
+    )];
+    for (k, d) in r.redesigns.iter().enumerate() {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(d.at_ms);
+        lines.push(format!(
+            "  era {} from {}: {} of {} replaced pages with a new structure; clusters {:?} -> {:?}",
+            k + 2,
+            humantime::format_rfc3339_seconds(at),
+            d.pages,
+            d.replaced,
+            d.old_clusters,
+            d.new_clusters
+        ));
+    }
+    lines
 }
 
 /// `n thing` or `n things`.

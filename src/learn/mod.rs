@@ -17,6 +17,7 @@
 //! end-of-crawl pass cleans those pages anyway. When the crawl waits on politeness delays (the
 //! usual case), steps are small next to the delays and cleaned text appears as the crawl goes.
 
+pub mod eras;
 mod output;
 mod site;
 

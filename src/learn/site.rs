@@ -9,6 +9,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use super::eras;
 use super::output::{Output, OutputError};
 use crate::crawl::url::without_credentials;
 use crate::detect::{self, Detector};
@@ -506,9 +507,35 @@ impl SiteLearner<'_> {
     /// The end-of-crawl pass: the whole site through the same engine as `thresher clean`; then
     /// the recrawl's replaced pages get their change kind from their final text.
     pub fn finish(&self, site: &str, state: &mut SiteState) -> Result<Step, LearnError> {
+        let before = self.store.site_clusters(site)?;
         let step = self.whole_site(site, state, true)?;
+        self.detect_redesign(site, before.as_ref())?;
         self.store.resolve_changes(site)?;
         Ok(step)
+    }
+
+    /// After a recrawl's end-of-crawl pass: record a redesign when most of the pages it
+    /// replaced came back with a new structure (`eras`).
+    fn detect_redesign(&self, site: &str, before: Option<&SiteClusters>) -> Result<(), LearnError> {
+        let Some(after) = self.store.site_clusters(site)? else {
+            return Ok(());
+        };
+        let mut detector = eras::Detector::new(before, &after);
+        for item in self.store.pending_changes(site) {
+            let (id, pending) = item?;
+            let now = self.store.path_set(id)?.unwrap_or_default();
+            detector.page(id, &pending, &now);
+        }
+        if let Some(r) = detector.finish(now_ms()) {
+            tracing::info!(
+                site,
+                pages = r.pages,
+                replaced = r.replaced,
+                "redesign: most replaced pages have a new structure; template learned again"
+            );
+            self.store.add_redesign(site, &r)?;
+        }
+        Ok(())
     }
 
     fn whole_site(

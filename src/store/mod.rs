@@ -40,6 +40,7 @@
 //! | `C` at ms u64 · page id         | `ChangeRecord` (append-only)  |
 //! | `P` site · 0x00 · page id       | `PendingChange`               |
 //! | `G` page id                     | `GoneRecord`                  |
+//! | `E` site · 0x00 · at ms u64     | `RedesignRecord` (append-only)|
 
 mod commit;
 pub mod records;
@@ -121,6 +122,7 @@ pub(crate) mod key {
     pub const CHANGE: u8 = b'C';
     pub const PENDING: u8 = b'P';
     pub const GONE: u8 = b'G';
+    pub const REDESIGN: u8 = b'E';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());

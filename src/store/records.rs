@@ -332,6 +332,22 @@ pub struct ChangeRecord {
     pub new_hash: Option<u64>,
 }
 
+/// A site's redesign, found by a recrawl (`learn::eras`): most of the pages it fetched again with
+/// new bytes came back with a different page structure, and its template was learned again.
+/// Each record starts a template era; the first crawl is era 1.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedesignRecord {
+    /// When its site's end-of-crawl pass found it (Unix ms).
+    pub at_ms: u64,
+    /// Pages whose structure changed (path-set Jaccard of old and new below
+    /// `learn::eras::SAME_STRUCTURE`), of `replaced` pages replaced by new bytes.
+    pub pages: u64,
+    pub replaced: u64,
+    /// Clusters of the site before (holding those pages as they were, when known) and after.
+    pub old_clusters: Vec<u32>,
+    pub new_clusters: Vec<u32>,
+}
+
 /// A stored page replaced by new bytes whose cleaned text is not final yet: the end-of-crawl
 /// pass of its site compares the new text with `old_hash` and writes the `ChangeRecord`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

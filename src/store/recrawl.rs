@@ -5,7 +5,10 @@
 
 use std::collections::HashMap;
 
-use super::{decode, encode, key, ChangeKind, ChangeRecord, GoneRecord, PendingChange, QueueEntry};
+use super::{
+    decode, encode, key, ChangeKind, ChangeRecord, GoneRecord, PendingChange, QueueEntry,
+    RedesignRecord,
+};
 use super::{Store, StoreError};
 
 /// Priority classes of the revisit queue, most urgent first.
@@ -208,16 +211,10 @@ impl Store {
     /// text hash equals its old one is `template-churn`, else `content-changed`. Returns how
     /// many were resolved.
     pub fn resolve_changes(&self, site: &str) -> Result<u64, StoreError> {
-        let mut prefix = key::bytes(key::PENDING, site.as_bytes());
-        prefix.push(0);
         let mut batch = sled::Batch::default();
         let mut n = 0;
-        for item in self.tree.scan_prefix(&prefix) {
-            let (k, v) = item?;
-            let Ok(id) = <[u8; 8]>::try_from(&k[prefix.len()..]).map(u64::from_be_bytes) else {
-                continue;
-            };
-            let pending: PendingChange = decode(&k, &v)?;
+        for item in self.pending_changes(site) {
+            let (id, pending) = item?;
             let new_hash = self.cleaned_sum(id)?.map(|(_, h)| h);
             let kind = if new_hash.is_some() && new_hash == pending.old_hash {
                 ChangeKind::TemplateChurn
@@ -233,11 +230,53 @@ impl Store {
                 new_hash,
             };
             batch.insert(change_key(rec.at_ms, id), encode(&rec));
-            batch.remove(k);
+            batch.remove(pending_key(site, id));
             n += 1;
         }
         self.tree.apply_batch(batch)?;
         Ok(n)
+    }
+
+    /// The site's pages replaced by new bytes and still pending, with what they were, one at
+    /// a time (a recrawl may replace every page of a large site).
+    pub fn pending_changes(
+        &self,
+        site: &str,
+    ) -> impl Iterator<Item = Result<(u64, PendingChange), StoreError>> + '_ {
+        let mut prefix = key::bytes(key::PENDING, site.as_bytes());
+        prefix.push(0);
+        let skip = prefix.len();
+        self.tree.scan_prefix(prefix).filter_map(move |item| {
+            let (k, v) = match item {
+                Ok(kv) => kv,
+                Err(e) => return Some(Err(e.into())),
+            };
+            let id = <[u8; 8]>::try_from(&k[skip..])
+                .ok()
+                .map(u64::from_be_bytes)?;
+            Some(decode(&k, &v).map(|p| (id, p)))
+        })
+    }
+
+    /// Record a redesign of `site` (append-only, keyed by its time).
+    pub fn add_redesign(&self, site: &str, r: &RedesignRecord) -> Result<(), StoreError> {
+        let mut k = key::bytes(key::REDESIGN, site.as_bytes());
+        k.push(0);
+        k.extend_from_slice(&r.at_ms.to_be_bytes());
+        self.tree.insert(k, encode(r))?;
+        Ok(())
+    }
+
+    /// The redesigns recorded for `site`, oldest first.
+    pub fn redesigns(&self, site: &str) -> Result<Vec<RedesignRecord>, StoreError> {
+        let mut prefix = key::bytes(key::REDESIGN, site.as_bytes());
+        prefix.push(0);
+        let mut out = Vec::new();
+        for item in self.tree.scan_prefix(&prefix) {
+            let (k, v) = item?;
+            out.push(decode(&k, &v)?);
+        }
+        Ok(out)
     }
 
     /// The gone mark of a page, if a recrawl found it gone (and no later one found it back).

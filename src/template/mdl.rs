@@ -220,7 +220,8 @@ pub fn clustering_cost(essential: &[Vec<u64>], clusters: &[Vec<u32>], paths: u64
     Model::new(paths, essential.len() as u64).cost(counts_of_clustering(essential, clusters))
 }
 
-fn sorted_intersection_len(a: &[u64], b: &[u64]) -> usize {
+/// How many values two sorted, deduplicated slices share.
+pub fn sorted_intersection_len(a: &[u64], b: &[u64]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {

@@ -383,3 +383,162 @@ fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
         .collect();
     assert_eq!(mtimes, after, "a recrawl of 304s rewrote text files");
 }
+
+/// Article `n` of a site in `layout` 1 (div layout) or 2 (a redesign: table layout, other
+/// wrappers and navigation); `edit` adds a paragraph.
+fn article(n: usize, layout: u8, edit: bool) -> String {
+    let title = format!("Story number {n}");
+    let mut paras: Vec<String> = (0..3)
+        .map(|k| format!("{}.", words(n * 3 + k, "redesign")))
+        .collect();
+    if edit {
+        paras.push(format!("Update: {}.", words(n + 50, "edited")));
+    }
+    let links: String = (0..8)
+        .map(|k| format!("<a href=\"/a{k}\">Story number {k}</a> "))
+        .collect();
+    if layout == 1 {
+        let body: String = paras.iter().map(|p| format!("<p>{p}</p>")).collect();
+        format!(
+            "<html><body><div id=\"top\"><nav>{links}</nav></div><div class=\"main\"><article>\
+             <h1>{title}</h1>{body}</article></div><div class=\"foot\">Old footer</div></body></html>"
+        )
+    } else {
+        let body: String = paras
+            .iter()
+            .map(|p| format!("<div class=\"txt\"><span>{p}</span></div>"))
+            .collect();
+        let menu: String = (0..8)
+            .map(|k| format!("<li><a href=\"/a{k}\">Story number {k}</a></li>"))
+            .collect();
+        format!(
+            "<html><body><table><tr><td class=\"menu\"><ul>{menu}</ul></td><td><section>\
+             <h2>{title}</h2>{body}</section></td></tr></table><footer><p>New footer</p></footer>\
+             </body></html>"
+        )
+    }
+}
+
+/// `thresher status --json`: each host's eras and the number of redesigns recorded for it.
+fn eras(dir: &Path) -> (BTreeMap<String, u64>, BTreeMap<String, usize>) {
+    let data = dir.join("data");
+    let v: serde_json::Value = serde_json::from_str(&thresher(
+        dir,
+        &["status", "--json", "--data", data.to_str().expect("utf-8")],
+    ))
+    .expect("status JSON");
+    let eras = v["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| {
+            (
+                h["host"].as_str().expect("host").to_string(),
+                h["eras"].as_u64().expect("eras"),
+            )
+        })
+        .collect();
+    let mut redesigns = BTreeMap::new();
+    for r in v["redesigns"].as_array().expect("redesigns") {
+        *redesigns
+            .entry(r[0].as_str().expect("host").to_string())
+            .or_insert(0) += 1;
+    }
+    (eras, redesigns)
+}
+
+#[test]
+fn a_redesign_is_detected_once_and_content_edits_are_not_one() {
+    // Two sites of 8 articles: between the crawls `a` is redesigned (every page a new
+    // layout, the same stories), `b` gets a new paragraph on half of its pages.
+    let server = TestServer::background(2, 1);
+    let version = Arc::new(Mutex::new(1u8));
+    for (i, redesign) in [(0, true), (1, false)] {
+        let o = server.origin(i);
+        let v = version.clone();
+        o.mount("/robots.txt", Endpoint::text("User-agent: *\nAllow: /\n"));
+        o.set_fallback(Endpoint::dynamic(move |target: &str| {
+            let version = *v.lock().expect("version lock");
+            let n = match target {
+                "/" => 0,
+                t => match t.strip_prefix("/a").and_then(|n| n.parse::<usize>().ok()) {
+                    Some(n) if n < 8 => n,
+                    _ => return Endpoint::not_found(),
+                },
+            };
+            let (layout, edit) = match (version, redesign) {
+                (1, _) => (1, false),
+                (_, true) => (2, false),
+                (_, false) => (1, n % 2 == 0),
+            };
+            Endpoint::html(article(n, layout, edit))
+        }));
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let (a, b) = (server.origin(0), server.origin(1));
+    let seeds = [a.url("/"), b.url("/")];
+    let config = write_config(dir.path(), "[crawl]\ndelay = \"0ms\"\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "crawl",
+            seeds[0].as_str(),
+            seeds[1].as_str(),
+            "--quiet",
+            "--config",
+            config.to_str().expect("utf-8 path"),
+            "--data",
+            "data",
+            "--out",
+            "out",
+        ];
+        args.extend(extra);
+        thresher(dir.path(), &args);
+    };
+    run(&[]);
+    let (host_a, host_b) = (a.host_port(), b.host_port());
+    let (e, r) = eras(dir.path());
+    assert_eq!((e[&host_a], e[&host_b]), (1, 1), "after the first crawl");
+    assert!(r.is_empty(), "{r:?}");
+
+    *version.lock().expect("lock") = 2;
+    run(&["--recrawl"]);
+    let (e, r) = eras(dir.path());
+    assert_eq!(r.get(&host_a), Some(&1), "the redesign of a: {r:?}");
+    assert_eq!(
+        r.get(&host_b),
+        None,
+        "content edits on b are no redesign: {r:?}"
+    );
+    assert_eq!((e[&host_a], e[&host_b]), (2, 1));
+    let data = dir.path().join("data");
+    let status = thresher(
+        dir.path(),
+        &["status", "--data", data.to_str().expect("utf-8")],
+    );
+    assert!(status.contains("Template eras"), "{status}");
+    assert!(status.contains(&format!("{host_a}: era 2")), "{status}");
+    let report = dir.path().join("a.html");
+    let listing = thresher(
+        dir.path(),
+        &[
+            "inspect",
+            &host_a,
+            "--data",
+            data.to_str().expect("utf-8"),
+            "--report",
+            report.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(listing.contains("Template eras: 2"), "{listing}");
+    let html = std::fs::read_to_string(&report).expect("the report");
+    assert!(
+        html.contains("Template eras: 2"),
+        "inspect report without eras"
+    );
+
+    // Detected once: a recrawl of the unchanged (redesigned) sites records nothing new.
+    run(&["--recrawl"]);
+    let (_, r) = eras(dir.path());
+    assert_eq!(r.get(&host_a), Some(&1), "{r:?}");
+    assert_eq!(r.get(&host_b), None, "{r:?}");
+}

@@ -20,6 +20,9 @@ pub struct Report {
     pub unclustered: u64,
     /// Largest first.
     pub clusters: Vec<ClusterView>,
+    /// Redesigns recrawls found, oldest first: era 1 is the first crawl, each record starts
+    /// the next.
+    pub redesigns: Vec<crate::store::RedesignRecord>,
     pub page: PageView,
     /// RFC 3339, when the report was made.
     pub generated: String,
@@ -167,6 +170,9 @@ fn summary(s: &mut String, r: &Report) {
         escape(&r.detector),
         escape(&r.generated)
     );
+    for line in super::era_lines(r) {
+        let _ = writeln!(s, "<p>{}</p>", escape(&line));
+    }
     if r.unclustered > 0 {
         let _ = writeln!(
             s,
@@ -400,6 +406,7 @@ mod tests {
             final_pages: Some(2),
             site_pages: 2,
             unclustered: 0,
+            redesigns: vec![],
             clusters: vec![ClusterView {
                 id: 7,
                 pages: 2,
