@@ -119,6 +119,11 @@ struct Args {
     /// requests, 304s and CPU against the first crawl's (docs/recrawl.md, "Figures").
     #[arg(long)]
     recrawl: bool,
+    /// Only serve the universe for this long (no crawl): its seed URLs go to DIR/seeds.txt,
+    /// then a line `SERVING <n> origins` on stdout, and the counters at the end. For comparing
+    /// other crawlers on the same universe (benches/pipeline.sh).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    serve_for: Option<Duration>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -131,6 +136,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.server_check {
         Some(d) => server_check::run(&spec(&args), d, args.server_threads),
+        None if args.serve_for.is_some() => serve_only(&args),
         None => run(&args),
     };
     match result {
@@ -339,6 +345,27 @@ fn recrawl_figures(
         first_cpu.as_secs_f64()
     );
     Ok(())
+}
+
+/// `--serve-for`: serve the universe and nothing else.
+fn serve_only(args: &Args) -> Result<ExitCode, String> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = args.dir.clone().ok_or("--serve-for needs --dir")?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    let universe = Arc::new(Universe::new(spec(args)));
+    let (server, counters) = universe::serve::serve(universe, args.server_threads);
+    let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
+    let file = support::write_seeds(&dir, &seeds);
+    println!("SERVING {} origins; seeds in {}", seeds.len(), file.display());
+    std::thread::sleep(args.serve_for.unwrap_or_default());
+    println!(
+        "served {} pages ({} distinct), {} robots/sitemap requests, {} not found",
+        counters.pages(),
+        counters.unique.load(Relaxed),
+        counters.meta.load(Relaxed),
+        counters.missing.load(Relaxed)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn spawn(cmd: &mut Command, log: &Path) -> Result<Child, String> {
