@@ -356,7 +356,11 @@ fn serve_only(args: &Args) -> Result<ExitCode, String> {
     let (server, counters) = universe::serve::serve(universe, args.server_threads);
     let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
     let file = support::write_seeds(&dir, &seeds);
-    println!("SERVING {} origins; seeds in {}", seeds.len(), file.display());
+    println!(
+        "SERVING {} origins; seeds in {}",
+        seeds.len(),
+        file.display()
+    );
     std::thread::sleep(args.serve_for.unwrap_or_default());
     println!(
         "served {} pages ({} distinct), {} robots/sitemap requests, {} not found",
