@@ -507,10 +507,18 @@ impl SiteLearner<'_> {
     /// The end-of-crawl pass: the whole site through the same engine as `thresher clean`; then
     /// the recrawl's replaced pages get their change kind from their final text.
     pub fn finish(&self, site: &str, state: &mut SiteState) -> Result<Step, LearnError> {
-        let before = self.store.site_clusters(site)?;
+        // Only a recrawl's replaced pages can show a redesign: the previous clustering is read
+        // for them alone (a large site's summary lists every page).
+        let before = if self.store.has_pending_changes(site)? {
+            Some(self.store.site_clusters(site)?)
+        } else {
+            None
+        };
         let step = self.whole_site(site, state, true)?;
-        self.detect_redesign(site, before.as_ref())?;
-        self.store.resolve_changes(site)?;
+        if let Some(before) = before {
+            self.detect_redesign(site, before.as_ref())?;
+            self.store.resolve_changes(site)?;
+        }
         Ok(step)
     }
 

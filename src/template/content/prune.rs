@@ -105,15 +105,18 @@ pub fn keep(
     let around_core = |a: usize| a <= core && core < dom.nodes[a].end as usize;
     // The first text node of the core's last block of page text (not a short repeated line).
     let core_end = dom.nodes[core].end as usize;
-    let last_prose = blocks
-        .blocks
-        .iter()
-        .map(|b| blocks.first_node(b))
-        .zip(&blocks.blocks)
-        .filter(|&(f, b)| f > core && f < core_end && !is_label(b) && b.own_tokens() > 0)
-        .map(|(f, _)| f)
-        .max()
-        .unwrap_or(usize::MAX);
+    let last_prose = if mode == Mode::Site && features.labels {
+        // Blocks are in document order: the last one inside the core that is page text.
+        blocks
+            .blocks
+            .iter()
+            .rev()
+            .map(|b| (blocks.first_node(b), b))
+            .find(|&(f, b)| f > core && f < core_end && !is_label(b) && b.own_tokens() > 0)
+            .map_or(usize::MAX, |(f, _)| f)
+    } else {
+        usize::MAX
+    };
     let repeated_goes = |b: &Block, first: usize| {
         let own = b.own_tokens();
         b.repeated_tokens == own
