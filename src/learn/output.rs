@@ -192,12 +192,12 @@ impl Output {
 
     /// Add `rows` (pages cleaned for the first time) at the end of `OUT/<site>/index.tsv`, in
     /// one write: a step costs its own rows, not the site's. Without an index file yet, it is
-    /// written whole from `all` (every row, `rows` included).
+    /// written whole from the store (every cleaned page, `rows` included).
     pub fn append_index(
         &self,
+        store: &Store,
         site: &str,
         rows: &[(u64, &str)],
-        all: &BTreeMap<u64, String>,
     ) -> Result<(), OutputError> {
         use std::io::Write;
         if rows.is_empty() {
@@ -206,9 +206,7 @@ impl Output {
         let path = self.site_dir(site).join("index.tsv");
         let mut file = match std::fs::OpenOptions::new().append(true).open(&path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return self.write_index(site, all)
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return self.index(store, site),
             Err(source) => return Err(OutputError::Write { path, source }),
         };
         let mut tsv = String::new();

@@ -4,9 +4,8 @@
 //! pass (the whole site reclustered and cleaned by the engine `thresher clean` runs, one
 //! cluster's pages in memory at a time).
 
-use std::collections::btree_map::Entry as RowEntry;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use super::eras;
@@ -53,9 +52,11 @@ pub struct SiteState {
     /// Pages the state held at its last save.
     saved_pages: u64,
     models: HashMap<ClusterId, ClusterModel>,
-    /// `index.tsv`'s rows (page id → URL), so that a step adds its pages instead of rescanning
+    /// The page ids `index.tsv` lists, so that a step adds its pages instead of rescanning
     /// every page of the site (that scan was over half of a step's time on a 10k-page host).
-    index: Option<BTreeMap<u64, String>>,
+    /// Ids only: the URLs are in the file and the store (holding them here cost about 100
+    /// bytes a page for the whole crawl, every site at once).
+    index: Option<BTreeSet<u64>>,
 }
 
 /// The outcome of a step, for progress.
@@ -460,23 +461,24 @@ impl SiteLearner<'_> {
         state: &mut SiteState,
         cleaned: &[u64],
     ) -> Result<(), LearnError> {
-        let Some(rows) = &mut state.index else {
+        let Some(listed) = &mut state.index else {
             let rows = self.out.index_rows(self.store, site)?;
             self.out.write_index(site, &rows)?;
-            state.index = Some(rows);
+            state.index = Some(rows.into_keys().collect());
             return Ok(());
         };
         let mut added = Vec::new();
         for &id in cleaned {
-            if let RowEntry::Vacant(e) = rows.entry(id) {
-                if let Some(meta) = self.store.page(id)? {
-                    e.insert(without_credentials(&meta.url).into_owned());
-                    added.push(id);
-                }
+            if listed.contains(&id) {
+                continue;
+            }
+            if let Some(meta) = self.store.page(id)? {
+                listed.insert(id);
+                added.push((id, without_credentials(&meta.url).into_owned()));
             }
         }
-        let added: Vec<(u64, &str)> = added.iter().map(|id| (*id, rows[id].as_str())).collect();
-        self.out.append_index(site, &added, rows)?;
+        let added: Vec<(u64, &str)> = added.iter().map(|(id, url)| (*id, url.as_str())).collect();
+        self.out.append_index(self.store, site, &added)?;
         Ok(())
     }
 
@@ -565,7 +567,7 @@ impl SiteLearner<'_> {
         self.store.put_site_clusters(site, &summary)?;
         let rows = self.out.index_rows(self.store, site)?;
         self.out.write_index(site, &rows)?;
-        state.index = Some(rows);
+        state.index = Some(rows.into_keys().collect());
         Ok(Step {
             cleaned_now: pages,
             written,
@@ -692,6 +694,35 @@ mod tests {
         let second = std::fs::read_to_string(&path).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode, "rewritten");
         assert_eq!(second, format!("{first}{id:016x}\t{url}\n"));
+    }
+
+    /// The learner keeps only the ids index.tsv lists (not their URLs): an index file gone
+    /// between steps is written again whole, from the store.
+    #[test]
+    fn an_index_removed_between_steps_is_rewritten_whole_from_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
+        let out = Output::new(&dir.path().join("out"));
+        let learner = text_learner(&store, &out);
+        let mut state = SiteState::default();
+        let path = out.site_dir(SITE).join("index.tsv");
+        let mut pages = BTreeMap::new();
+        let ids: Vec<u64> = (0..8)
+            .map(|n| {
+                let (id, url) = store_page(&store, n);
+                pages.insert(id, url);
+                id
+            })
+            .collect();
+        learner.step(SITE, &mut state, &ids).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let (id, url) = store_page(&store, 8);
+        pages.insert(id, url);
+        learner.step(SITE, &mut state, &[id]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            expected_index(&pages)
+        );
     }
 
     #[test]
