@@ -5,10 +5,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::frontier::encode_segment;
 use super::recrawl::{change_key, pending_key, RevisitSlot};
 use super::{
-    encode, key, ChangeRecord, ErrorKind, ErrorRecord, GoneRecord, OriginRecord, PageMeta,
-    PendingChange, QueueEntry, Store, StoreError,
+    encode, key, ChangeRecord, Consumed, ErrorKind, ErrorRecord, GoneRecord, OriginRecord,
+    PageMeta, PendingChange, QueueEntry, Store, StoreError, SEGMENT_ENTRIES,
 };
 use crate::dom::Dom;
 
@@ -204,13 +205,13 @@ impl Store {
         while commit.discovered.len() > DISCOVER_BATCH {
             let chunk: Vec<(String, QueueEntry)> =
                 commit.discovered.drain(..DISCOVER_BATCH).collect();
-            let out = self.commit_once(Commit {
+            let out = self.commit_once(&Commit {
                 discovered: chunk,
                 ..Commit::default()
             })?;
             early.extend(out.enqueued);
         }
-        let mut out = self.commit_once(commit)?;
+        let mut out = self.commit_once(&commit)?;
         if !early.is_empty() {
             early.append(&mut out.enqueued);
             out.enqueued = early;
@@ -218,7 +219,7 @@ impl Store {
         Ok(out)
     }
 
-    fn commit_once(&self, commit: Commit) -> Result<CommitOutcome, StoreError> {
+    fn commit_once<'c>(&self, commit: &'c Commit) -> Result<CommitOutcome, StoreError> {
         let mut reg = self.lock();
         let mut batch = sled::Batch::default();
         let mut outcome = CommitOutcome::default();
@@ -231,11 +232,13 @@ impl Store {
         let mut touched_keys: Vec<Arc<str>> = Vec::new();
         let mut next_origin_id = reg.next_origin_id;
         let mut seen_here: HashSet<&str> = HashSet::new();
+        // Per touched origin, the entries this commit appends to its queue, in order.
+        let mut appended: Vec<Vec<&QueueEntry>> = Vec::new();
 
         let mut push = |origin: &str,
-                        entry: &QueueEntry,
+                        entry: &'c QueueEntry,
                         touched: &mut Vec<OriginRecord>,
-                        batch: &mut sled::Batch|
+                        appended: &mut Vec<Vec<&'c QueueEntry>>|
          -> Enqueued {
             let at = match touched_at.get(origin).copied() {
                 Some(i) => i,
@@ -251,13 +254,14 @@ impl Store {
                     touched_at.insert(origin.to_string(), touched.len());
                     touched_keys.push(Arc::from(rec.key.as_str()));
                     touched.push(rec);
+                    appended.push(Vec::new());
                     touched.len() - 1
                 }
             };
             let rec = &mut touched[at];
             let seq = rec.next_seq;
             rec.next_seq += 1;
-            batch.insert(key::queue(rec.id, seq), encode(entry));
+            appended[at].push(entry);
             Enqueued {
                 origin_id: rec.id,
                 origin_key: touched_keys[at].clone(),
@@ -276,15 +280,31 @@ impl Store {
             batch.insert(seen_key, &[][..]);
             outcome
                 .enqueued
-                .push(push(origin, entry, &mut touched, &mut batch));
+                .push(push(origin, entry, &mut touched, &mut appended));
         }
         for (origin, entry) in &commit.requeued {
             outcome
                 .enqueued
-                .push(push(origin, entry, &mut touched, &mut batch));
+                .push(push(origin, entry, &mut touched, &mut appended));
         }
+        for (rec, entries) in touched.iter().zip(&appended) {
+            let first = rec.next_seq - entries.len() as u64;
+            for (i, chunk) in entries.chunks(SEGMENT_ENTRIES).enumerate() {
+                let at = first + (i * SEGMENT_ENTRIES) as u64;
+                batch.insert(key::frontier(rec.id, at), encode_segment(chunk));
+            }
+        }
+        // Consumed entries: their origins' `Consumed` records, and the segments now all done.
+        let mut consumed: HashMap<u32, Consumed> = HashMap::new();
         for &(origin, seq) in &commit.done {
-            batch.remove(key::queue(origin, seq));
+            let c = consumed
+                .entry(origin)
+                .or_insert_with(|| reg.consumed.get(&origin).cloned().unwrap_or_default());
+            c.insert(seq);
+        }
+        for (&origin, c) in &consumed {
+            batch.insert(key::consumed(origin), encode(c));
+            self.drop_consumed_segments(origin, c, &mut batch)?;
         }
         for (url, rec) in &commit.errors {
             batch.insert(key::bytes(key::ERROR, url.as_bytes()), encode(rec));
@@ -349,6 +369,7 @@ impl Store {
         for rec in touched {
             reg.origins.insert(rec.key.clone(), rec);
         }
+        reg.consumed.extend(consumed);
         if let Some((site, counters)) = site_update {
             reg.sites.insert(site, counters);
         }

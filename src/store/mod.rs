@@ -20,7 +20,8 @@
 //! |---------------------------------|-------------------------------|
 //! | `M` name                        | meta: schema, runs, stamp     |
 //! | `o` origin key                  | `OriginRecord`                |
-//! | `q` origin id u32 · seq u64     | `QueueEntry` (per-origin FIFO)|
+//! | `f` origin id u32 · seq u64     | queue segment: the origin's entries from seq on (FIFO) |
+//! | `w` origin id u32               | `Consumed`: which of its queue entries are done |
 //! | `s` normalised URL              | `()` — the seen set           |
 //! | `p` page id u64                 | `PageMeta`                    |
 //! | `h` page id                     | raw HTML, lz4                 |
@@ -43,6 +44,7 @@
 //! | `E` site · 0x00 · at ms u64     | `RedesignRecord` (append-only)|
 
 mod commit;
+mod frontier;
 pub mod records;
 pub mod recrawl;
 
@@ -54,11 +56,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use commit::{Commit, CommitOutcome, Enqueued, NewPage, DISCOVER_BATCH};
+pub use frontier::{Consumed, SEGMENT_ENTRIES};
 pub use records::*;
 pub use recrawl::{class, RevisitSlot};
 
-/// Bump when a record's encoding changes; `open` refuses other versions.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bump when a record's encoding changes; `open` refuses other versions except 1, which it
+/// upgrades (2: queue entries in per-origin segments, `frontier.rs`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -102,7 +106,10 @@ pub enum StoreError {
 pub(crate) mod key {
     pub const META: u8 = b'M';
     pub const ORIGIN: u8 = b'o';
+    /// Schema 1's queue, one key per entry: read only by the upgrade to schema 2.
     pub const QUEUE: u8 = b'q';
+    pub const FRONTIER: u8 = b'f';
+    pub const CONSUMED: u8 = b'w';
     pub const SEEN: u8 = b's';
     pub const PAGE: u8 = b'p';
     pub const HTML: u8 = b'h';
@@ -135,12 +142,22 @@ pub(crate) mod key {
         bytes(prefix, &id.to_be_bytes())
     }
 
-    pub fn queue(origin: u32, seq: u64) -> Vec<u8> {
+    /// Schema 1's queue keys of `origin`.
+    pub fn queue_prefix(origin: u32) -> Vec<u8> {
+        bytes(QUEUE, &origin.to_be_bytes())
+    }
+
+    /// The queue segment of `origin` whose first entry has sequence number `first`.
+    pub fn frontier(origin: u32, first: u64) -> Vec<u8> {
         let mut k = Vec::with_capacity(13);
-        k.push(QUEUE);
+        k.push(FRONTIER);
         k.extend_from_slice(&origin.to_be_bytes());
-        k.extend_from_slice(&seq.to_be_bytes());
+        k.extend_from_slice(&first.to_be_bytes());
         k
+    }
+
+    pub fn consumed(origin: u32) -> Vec<u8> {
+        bytes(CONSUMED, &origin.to_be_bytes())
     }
 
     pub fn content(site: &str, hash: u64) -> Vec<u8> {
@@ -162,6 +179,8 @@ pub(crate) mod key {
 #[derive(Debug, Default)]
 struct Registry {
     origins: HashMap<String, OriginRecord>,
+    /// What each origin's queue has consumed (absent: nothing yet).
+    consumed: HashMap<u32, Consumed>,
     next_origin_id: u32,
     sites: HashMap<String, SiteCounters>,
 }
@@ -256,8 +275,15 @@ impl Store {
             registry: Mutex::new(Registry::default()),
         };
         store.check_stamp(marker)?;
-        store.check_schema(create)?;
+        let upgrade = store.check_schema(create)?;
         store.load_registry()?;
+        if upgrade {
+            store.upgrade_queue_v1()?;
+            store.tree.insert(
+                key::bytes(key::META, b"schema"),
+                &SCHEMA_VERSION.to_be_bytes(),
+            )?;
+        }
         Ok(store)
     }
 
@@ -301,7 +327,8 @@ impl Store {
         &self.dir
     }
 
-    fn check_schema(&self, create: bool) -> Result<(), StoreError> {
+    /// Whether the store is of schema 1 and must be upgraded (once the registry is loaded).
+    fn check_schema(&self, create: bool) -> Result<bool, StoreError> {
         let k = key::bytes(key::META, b"schema");
         match self.tree.get(&k)? {
             None if !create => Err(StoreError::NotAStore {
@@ -309,7 +336,7 @@ impl Store {
             }),
             None => {
                 self.tree.insert(k, &SCHEMA_VERSION.to_be_bytes())?;
-                Ok(())
+                Ok(false)
             }
             Some(v) => {
                 let found =
@@ -317,8 +344,8 @@ impl Store {
                         key: "Mschema".into(),
                         message: "not a u32".into(),
                     })?);
-                if found == SCHEMA_VERSION {
-                    Ok(())
+                if found == SCHEMA_VERSION || found == 1 {
+                    Ok(found == 1)
                 } else {
                     Err(StoreError::Schema {
                         dir: self.dir.clone(),
@@ -337,6 +364,11 @@ impl Store {
             let rec: OriginRecord = decode(&k, &v)?;
             reg.next_origin_id = reg.next_origin_id.max(rec.id + 1);
             reg.origins.insert(rec.key.clone(), rec);
+        }
+        for item in self.tree.scan_prefix([key::CONSUMED]) {
+            let (k, v) = item?;
+            let id: [u8; 4] = k[1..].try_into().map_err(|_| corrupt(&k, "consumed key"))?;
+            reg.consumed.insert(u32::from_be_bytes(id), decode(&k, &v)?);
         }
         for item in self.tree.scan_prefix([key::SITE]) {
             let (k, v) = item?;
@@ -385,40 +417,6 @@ impl Store {
         let mut v: Vec<OriginRecord> = self.lock().origins.values().cloned().collect();
         v.sort_by_key(|o| o.id);
         v
-    }
-
-    /// Up to `limit` queue entries of `origin` with sequence number ≥ `from`, in order.
-    pub fn queue_from(
-        &self,
-        origin: u32,
-        from: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, QueueEntry)>, StoreError> {
-        let start = key::queue(origin, from);
-        let end = key::queue(origin, u64::MAX);
-        let mut out = Vec::new();
-        for item in self.tree.range(start..=end).take(limit) {
-            let (k, v) = item?;
-            let seq = u64::from_be_bytes(k[5..13].try_into().map_err(|_| StoreError::Corrupt {
-                key: format!("{k:?}"),
-                message: "queue key length".into(),
-            })?);
-            out.push((seq, decode(&k, &v)?));
-        }
-        Ok(out)
-    }
-
-    /// Queued URLs per origin id (one scan; used at startup and by `status`).
-    pub fn queue_lengths(&self) -> Result<HashMap<u32, u64>, StoreError> {
-        let mut out: HashMap<u32, u64> = HashMap::new();
-        for item in self.tree.scan_prefix([key::QUEUE]).keys() {
-            let k = item?;
-            if k.len() == 13 {
-                let id = u32::from_be_bytes([k[1], k[2], k[3], k[4]]);
-                *out.entry(id).or_default() += 1;
-            }
-        }
-        Ok(out)
     }
 
     pub fn is_seen(&self, url: &str) -> Result<bool, StoreError> {

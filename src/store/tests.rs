@@ -293,3 +293,130 @@ fn revisits_come_lastmod_first_then_feed_then_oldest() {
         .collect();
     assert_eq!(s.revisits_of(3, &taken, 1).unwrap()[0].0.page, 3);
 }
+
+/// Issue 10: a page of 230,000 links put 230,000 queue keys into sled's in-memory tree. Queued
+/// URLs are now segments of `SEGMENT_ENTRIES`: few keys, read back in order, consumed entries
+/// skipped (also out of order), and a segment removed once all of it is consumed.
+#[test]
+fn queued_urls_of_a_huge_page_are_few_sled_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let n = 10_000;
+    let mut c = Commit::new();
+    for i in 0..n {
+        c.discover(
+            "http://a".into(),
+            QueueEntry::page(format!("http://a/{i}"), 1),
+        );
+    }
+    let out = s.commit(c).unwrap();
+    assert_eq!(out.enqueued.len(), n);
+    let id = out.enqueued[0].origin_id;
+    let segments = || s.tree.scan_prefix([key::FRONTIER]).count();
+    assert!(
+        segments() <= n.div_ceil(SEGMENT_ENTRIES) + n.div_ceil(DISCOVER_BATCH),
+        "{} sled keys for {n} queued URLs",
+        segments()
+    );
+    assert_eq!(s.tree.scan_prefix([key::QUEUE]).count(), 0);
+    assert_eq!(s.queue_lengths().unwrap()[&id], n as u64);
+
+    // Consume 1 before 0, then the rest of the first segment and more.
+    let mut c = Commit::new();
+    c.done(id, 1);
+    s.commit(c).unwrap();
+    let head: Vec<u64> = s
+        .queue_from(id, 0, 3)
+        .unwrap()
+        .iter()
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(head, vec![0, 2, 3], "a consumed entry is skipped");
+    let before = segments();
+    let mut c = Commit::new();
+    for seq in (0..SEGMENT_ENTRIES as u64 + 10).filter(|&q| q != 1) {
+        c.done(id, seq);
+    }
+    s.commit(c).unwrap();
+    assert_eq!(segments(), before - 1, "a segment all consumed is removed");
+    let next = s.queue_from(id, 0, 1).unwrap();
+    assert_eq!(next[0].0, SEGMENT_ENTRIES as u64 + 10);
+    assert_eq!(next[0].1.url, format!("http://a/{}", SEGMENT_ENTRIES + 10));
+    assert_eq!(
+        s.queue_lengths().unwrap()[&id],
+        (n - SEGMENT_ENTRIES - 10) as u64
+    );
+
+    // The consumed state survives reopening; a resume reads on from where it was.
+    s.flush().unwrap();
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.queue_from(id, 0, 1).unwrap(), next);
+    assert_eq!(
+        s.queue_lengths().unwrap()[&id],
+        (n - SEGMENT_ENTRIES - 10) as u64
+    );
+}
+
+/// A store of schema 1 (one key per queue entry) is upgraded when opened: its queued URLs come
+/// back in order, nothing consumed comes back, new URLs queue after them.
+#[test]
+fn a_schema_1_queue_is_upgraded_to_segments_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        let t = &s.tree;
+        t.insert(key::bytes(key::META, b"schema"), &1u32.to_be_bytes())
+            .unwrap();
+        let rec = OriginRecord {
+            id: 4,
+            key: "http://a".into(),
+            next_seq: 600,
+        };
+        t.insert(key::bytes(key::ORIGIN, b"http://a"), encode(&rec))
+            .unwrap();
+        // Entries 0..100 consumed, 100..600 queued except 300.
+        for seq in (100..600u64).filter(|&q| q != 300) {
+            let mut k = key::queue_prefix(4);
+            k.extend_from_slice(&seq.to_be_bytes());
+            let e = QueueEntry::page(format!("http://a/{seq}"), 1);
+            t.insert(k, encode(&e)).unwrap();
+            t.insert(key::bytes(key::SEEN, e.url.as_bytes()), &[][..])
+                .unwrap();
+        }
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    let v = s
+        .tree
+        .get(key::bytes(key::META, b"schema"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(v.as_ref(), &SCHEMA_VERSION.to_be_bytes());
+    assert_eq!(s.tree.scan_prefix([key::QUEUE]).count(), 0);
+    assert_eq!(s.queue_lengths().unwrap()[&4], 499);
+    let urls: Vec<String> = s
+        .queue_from(4, 0, 1000)
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e.url)
+        .collect();
+    let want: Vec<String> = (100..600u64)
+        .filter(|&q| q != 300)
+        .map(|q| format!("http://a/{q}"))
+        .collect();
+    assert_eq!(urls, want);
+    let mut c = Commit::new();
+    c.discover(
+        "http://a".into(),
+        QueueEntry::page("http://a/new".into(), 1),
+    )
+    .discover(
+        "http://a".into(),
+        QueueEntry::page("http://a/150".into(), 1),
+    );
+    let out = s.commit(c).unwrap();
+    assert_eq!(out.enqueued.len(), 1, "the seen set came through");
+    let all = s.queue_from(4, 0, 1000).unwrap();
+    assert_eq!(all.last().unwrap().1.url, "http://a/new");
+}
