@@ -197,7 +197,7 @@ impl Output {
         &self,
         store: &Store,
         site: &str,
-        rows: &[(u64, &str)],
+        rows: &[(u64, String)],
     ) -> Result<(), OutputError> {
         use std::io::Write;
         if rows.is_empty() {
@@ -210,7 +210,7 @@ impl Output {
             Err(source) => return Err(OutputError::Write { path, source }),
         };
         let mut tsv = String::new();
-        index_lines(&mut tsv, rows.iter().copied());
+        index_lines(&mut tsv, rows.iter().map(|(id, url)| (*id, url.as_str())));
         file.write_all(tsv.as_bytes())
             .map_err(|source| OutputError::Write { path, source })
     }

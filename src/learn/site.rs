@@ -477,7 +477,6 @@ impl SiteLearner<'_> {
                 added.push((id, without_credentials(&meta.url).into_owned()));
             }
         }
-        let added: Vec<(u64, &str)> = added.iter().map(|(id, url)| (*id, url.as_str())).collect();
         self.out.append_index(self.store, site, &added)?;
         Ok(())
     }
@@ -625,7 +624,6 @@ mod tests {
         (id, url)
     }
 
-    /// What index.tsv must hold for these pages: every one, sorted by page id.
     fn text_learner<'a>(store: &'a Store, out: &'a Output) -> SiteLearner<'a> {
         SiteLearner {
             store,
@@ -634,6 +632,22 @@ mod tests {
         }
     }
 
+    /// Store the pages numbered `numbers`, noting each one's id and URL in `pages`.
+    fn store_pages(
+        store: &Store,
+        numbers: std::ops::Range<usize>,
+        pages: &mut BTreeMap<u64, String>,
+    ) -> Vec<u64> {
+        numbers
+            .map(|n| {
+                let (id, url) = store_page(store, n);
+                pages.insert(id, url);
+                id
+            })
+            .collect()
+    }
+
+    /// What index.tsv must hold for these pages: every one, sorted by page id.
     fn expected_index(pages: &BTreeMap<u64, String>) -> String {
         let mut tsv = String::from("page_id\turl\n");
         for (id, url) in pages {
@@ -652,13 +666,7 @@ mod tests {
         let mut pages = BTreeMap::new();
         let index = || std::fs::read_to_string(out.site_dir(SITE).join("index.tsv")).unwrap();
         for batch in [0..8, 8..12, 12..13] {
-            let ids: Vec<u64> = batch
-                .map(|n| {
-                    let (id, url) = store_page(&store, n);
-                    pages.insert(id, url);
-                    id
-                })
-                .collect();
+            let ids = store_pages(&store, batch, &mut pages);
             learner.step(SITE, &mut state, &ids).unwrap();
             assert_eq!(index(), expected_index(&pages), "after a step");
         }
@@ -707,13 +715,7 @@ mod tests {
         let mut state = SiteState::default();
         let path = out.site_dir(SITE).join("index.tsv");
         let mut pages = BTreeMap::new();
-        let ids: Vec<u64> = (0..8)
-            .map(|n| {
-                let (id, url) = store_page(&store, n);
-                pages.insert(id, url);
-                id
-            })
-            .collect();
+        let ids = store_pages(&store, 0..8, &mut pages);
         learner.step(SITE, &mut state, &ids).unwrap();
         std::fs::remove_file(&path).unwrap();
         let (id, url) = store_page(&store, 8);
