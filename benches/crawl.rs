@@ -5,7 +5,7 @@
 //! from /proc VmHWM, CPU). See docs/benchmarks.md.
 //!
 //! cargo bench --bench crawl -- [--origins 50 --pages 200 --page-kb 50 --delay 0ms
-//!     --concurrency 64 --inline-clean on|off --warc --politeness]
+//!     --concurrency 64 --inline-clean on|off --warc --politeness --settle 65s]
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -66,6 +66,10 @@ struct Args {
     /// Keep the data and output directories here (default: a temporary directory, removed).
     #[arg(long)]
     keep: Option<PathBuf>,
+    /// Start the crawl no sooner than this after an earlier run of this bench removed its
+    /// files (0s: at once). See `SETTLE`.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "65s")]
+    settle: Duration,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -133,6 +137,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
     }
     let config_file = write_config(&dir, &config);
 
+    settle(args.settle);
     let mut cmd = Command::new(&bin);
     cmd.arg("crawl")
         .arg("--data")
@@ -163,13 +168,14 @@ fn run(args: Args) -> Result<ExitCode, String> {
         .spawn()
         .map_err(|e| format!("spawn {}: {e}", bin.display()))?;
     let pid = child.id();
-    let (mut peak_kib, mut child_cpu) = (0u64, Duration::ZERO);
+    let (mut peak_kib, mut child_cpu, mut child_sys) = (0u64, Duration::ZERO, Duration::ZERO);
     let status = loop {
         if let Some(k) = procfs::peak_rss_kib(pid) {
             peak_kib = peak_kib.max(k);
         }
-        if let Some(c) = procfs::cpu_time(&pid.to_string()) {
-            child_cpu = child_cpu.max(c);
+        if let Some((u, s)) = procfs::cpu_user_system(&pid.to_string()) {
+            child_cpu = child_cpu.max(u + s);
+            child_sys = child_sys.max(s);
         }
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break status;
@@ -188,7 +194,14 @@ fn run(args: Args) -> Result<ExitCode, String> {
     let server_cpu = procfs::cpu_time("self").unwrap_or_default() - server_cpu0;
 
     report(
-        &args, &universe, &server, delay, wall, peak_kib, child_cpu, server_cpu,
+        &args,
+        &universe,
+        &server,
+        delay,
+        wall,
+        peak_kib,
+        (child_cpu, child_sys),
+        server_cpu,
     );
     if args.warc {
         report_warc(&dir.join("warc"), &server);
@@ -201,12 +214,71 @@ fn run(args: Args) -> Result<ExitCode, String> {
     }
     if args.keep.is_some() {
         eprintln!("kept {}", dir.display());
+    } else {
+        let removed = tmp.path().to_path_buf();
+        tmp.close()
+            .map_err(|e| format!("remove {}: {e}", removed.display()))?;
+        removed_now(&removed);
     }
     Ok(if status.success() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Why a run waits after an earlier one (`--settle`, default 65 s): ext4 without a journal
+/// (this project's shared machine) passes over inodes freed in the last 60 s when it allocates
+/// one (fs/ext4/ialloc.c, `recently_deleted`: a buffer-cache lookup per skipped inode). A run
+/// started right after the previous one removed its ~11,000 files spent up to a fifth of the
+/// crawler's CPU there (perf, docs/quality.md), a cost of the benchmark, not of the crawler.
+/// The removal is synced, so 60 s after it the freed inodes are no longer recent; 5 s spare.
+const STAMP: &str = "thresher-crawl-bench.removed";
+
+/// Wait until `settle` has passed since this bench last removed a run's files (the time is in
+/// `$TMPDIR/thresher-crawl-bench.removed`).
+fn settle(settle: Duration) {
+    let stamp = std::env::temp_dir().join(STAMP);
+    let Some(removed) = std::fs::read_to_string(&stamp)
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+    else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let since = now.saturating_sub(Duration::from_millis(removed));
+    if since < settle {
+        let wait = settle - since;
+        eprintln!(
+            "waiting {:.0?}: an earlier run removed its files {:.0?} ago (--settle; ext4 \
+             skips recently freed inodes when it creates files)",
+            wait, since
+        );
+        std::thread::sleep(wait);
+    }
+}
+
+/// Record that a run's files were just removed (after syncing their file system, so the freed
+/// inodes count as recent for 60 s, not the 360 s of a dirty inode table).
+fn removed_now(dir: &std::path::Path) {
+    if let Some(parent) = dir.parent() {
+        if let Ok(f) = std::fs::File::open(parent) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: syncfs on an open descriptor has no memory-safety preconditions.
+            unsafe {
+                libc::syncfs(f.as_raw_fd());
+            }
+        }
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let _ = std::fs::write(
+        std::env::temp_dir().join(STAMP),
+        now.as_millis().to_string(),
+    );
 }
 
 /// The WARC files' size: in all, per page stored, and against the bytes the server sent.
@@ -240,7 +312,7 @@ fn report(
     delay: Duration,
     wall: Duration,
     peak_kib: u64,
-    child_cpu: Duration,
+    (child_cpu, child_sys): (Duration, Duration),
     server_cpu: Duration,
 ) {
     let mut pages = 0usize;
@@ -303,6 +375,10 @@ fn report(
         child_cpu.as_secs_f64() / secs
     );
     println!(
+        "  crawler system CPU {:.1} s (kernel: mostly creating files)",
+        child_sys.as_secs_f64()
+    );
+    println!(
         "  server CPU         {:.1} s ({:.2} cores, this process)",
         server_cpu.as_secs_f64(),
         server_cpu.as_secs_f64() / secs
@@ -327,7 +403,8 @@ fn report(
         "pages_fetched": pages, "unique_pages": unique, "duplicates": duplicates,
         "requests": requests, "wall_s": secs, "pages_per_s": pages as f64 / secs,
         "mb_per_s": bytes as f64 / 1e6 / secs, "peak_rss_mb": peak_kib as f64 / 1024.0,
-        "crawler_cpu_s": child_cpu.as_secs_f64(), "server_cpu_s": server_cpu.as_secs_f64(),
+        "crawler_cpu_s": child_cpu.as_secs_f64(),
+        "crawler_system_cpu_s": child_sys.as_secs_f64(), "server_cpu_s": server_cpu.as_secs_f64(),
         "max_in_flight_per_origin": max_in_flight, "violating_pairs": violations,
         "violating_pairs_pages_only": violations_pages,
         "min_gap_ms": min_gaps.first().map(|(g, _)| g.as_secs_f64() * 1000.0),

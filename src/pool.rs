@@ -5,8 +5,9 @@
 //! Owns: spreading independent work over cores. Imports no other thresher module.
 //!
 //! The threads are spawned by the calling thread, so they inherit its OS priority (on Linux, its
-//! nice value): `learn`'s end-of-crawl pass relies on that to stay below fetching. A process-wide
-//! pool (rayon's global one) would not have that property.
+//! nice value): a caller decides the priority of its work (`learn`'s end-of-crawl pass runs at
+//! the crawl's, from `Learner::finish`'s caller). A process-wide pool (rayon's global one) would
+//! not have that property.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

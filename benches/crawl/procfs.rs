@@ -52,6 +52,16 @@ pub fn threads_cpu_time(prefix: &str) -> Duration {
 }
 
 fn stat_cpu(path: &str) -> Option<Duration> {
+    stat_user_system(path).map(|(u, s)| u + s)
+}
+
+/// User and system CPU time of `pid` apart ("self" for this process): the system share of a
+/// crawl is mostly file creation (docs/quality.md, inline cost).
+pub fn cpu_user_system(pid: &str) -> Option<(Duration, Duration)> {
+    stat_user_system(&format!("/proc/{pid}/stat"))
+}
+
+fn stat_user_system(path: &str) -> Option<(Duration, Duration)> {
     let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name (which may contain spaces) start after the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -59,7 +69,6 @@ fn stat_cpu(path: &str) -> Option<Duration> {
     // utime and stime are fields 14 and 15 of the full line: 11 and 12 after ") ".
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(Duration::from_millis(
-        (utime + stime) * 1000 / TICKS_PER_SEC,
-    ))
+    let ms = |ticks: u64| Duration::from_millis(ticks * 1000 / TICKS_PER_SEC);
+    Some((ms(utime), ms(stime)))
 }

@@ -14,7 +14,9 @@
 //! Incremental steps get a CPU budget (`template.learn_cpu_share` of one core: after a step of
 //! `t`, the next waits `t·(1/share − 1)`) and run at a lower OS priority (nice 10 on Linux), so a
 //! fast crawl is not slowed; steps still pending when the crawl finishes are dropped — the
-//! end-of-crawl pass cleans those pages anyway. When the crawl waits on politeness delays (the
+//! end-of-crawl pass cleans those pages anyway. The end-of-crawl pass runs on the thread that
+//! calls [`Learner::finish`], at the crawl's own priority: fetching is over by then, and at nice
+//! 10 a busy machine starved it (docs/quality.md, inline cost). When the crawl waits on politeness delays (the
 //! usual case), steps are small next to the delays and cleaned text appears as the crawl goes.
 
 pub mod eras;
@@ -78,17 +80,28 @@ impl LearnSummary {
 /// The running learner.
 pub struct Learner {
     tx: Sender<Msg>,
-    join: JoinHandle<LearnSummary>,
+    /// The learner thread: its summary, and whether the crawl finished (`Msg::Finish`).
+    join: JoinHandle<(LearnSummary, bool)>,
+    config: Arc<Config>,
+    store: Arc<Store>,
+    stats: Arc<CrawlStats>,
 }
 
 impl Learner {
     pub fn spawn(config: Arc<Config>, store: Arc<Store>, stats: Arc<CrawlStats>) -> Learner {
         let (tx, rx) = mpsc::channel();
+        let (c, s, st) = (config.clone(), store.clone(), stats.clone());
         let join = std::thread::Builder::new()
             .name("learner".into())
-            .spawn(move || run(&config, &store, &stats, rx))
+            .spawn(move || run(&c, &s, &st, rx))
             .expect("invariant: a thread can be spawned");
-        Learner { tx, join }
+        Learner {
+            tx,
+            join,
+            config,
+            store,
+            stats,
+        }
     }
 
     /// The callback the crawl calls for each stored page.
@@ -99,16 +112,28 @@ impl Learner {
         })
     }
 
-    /// The crawl finished: clean every changed site for good, then return.
+    /// The crawl finished: clean every changed site for good, then return. The end-of-crawl
+    /// pass runs here, on the caller's thread and at its OS priority (its pool threads are
+    /// spawned from it), not on the learner thread at nice 10.
     pub fn finish(self) -> LearnSummary {
         let _ = self.tx.send(Msg::Finish);
-        self.join.join().unwrap_or_default()
+        let (mut summary, finished) = self.join.join().unwrap_or_default();
+        if finished {
+            let out = Output::new(&self.config.crawl.out_dir);
+            let learner = SiteLearner {
+                store: &self.store,
+                out: &out,
+                detector: self.config.template.detector,
+            };
+            finish_all(&learner, &self.store, &self.stats, &mut summary);
+        }
+        summary
     }
 
     /// The crawl was interrupted: stop after the current step.
     pub fn stop(self) -> LearnSummary {
         let _ = self.tx.send(Msg::Stop);
-        self.join.join().unwrap_or_default()
+        self.join.join().unwrap_or_default().0
     }
 }
 
@@ -117,7 +142,14 @@ struct Pending {
     since: Instant,
 }
 
-fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) -> LearnSummary {
+/// The learner thread: incremental steps until the crawl ends. Returns the summary and whether
+/// the crawl finished (then `Learner::finish` runs the end-of-crawl pass).
+fn run(
+    config: &Config,
+    store: &Store,
+    stats: &CrawlStats,
+    rx: Receiver<Msg>,
+) -> (LearnSummary, bool) {
     lower_priority();
     let out = Output::new(&config.crawl.out_dir);
     let learner = SiteLearner {
@@ -223,11 +255,10 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
         }
     };
     if finish {
-        // Pending incremental work is superseded: the end-of-crawl pass cleans every page of
-        // every changed site.
+        // Pending incremental work is superseded: the end-of-crawl pass (`Learner::finish`)
+        // cleans every page of every changed site.
         drop(pending);
         drop(states);
-        finish_all(&learner, store, stats, &mut summary);
     } else {
         // Interrupted: keep what the steps since each site's last save learned.
         for (site, state) in &mut states {
@@ -236,7 +267,7 @@ fn run(config: &Config, store: &Store, stats: &CrawlStats, rx: Receiver<Msg>) ->
             }
         }
     }
-    summary
+    (summary, finish)
 }
 
 /// The end-of-crawl pass over every site changed since its last one, sites spread over the
@@ -257,10 +288,12 @@ fn finish_all(
     }
     // Biggest first, so no large site starts last.
     sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    // The pool's threads are spawned from this (the learner) thread, so they inherit its lower
-    // priority (`lower_priority`). A site whose pass panics is left out of the summary; the
-    // other sites' results are kept.
+    // The pool's threads are spawned from this thread (`Learner::finish`'s caller, not the
+    // learner thread), so they run at the crawl's priority. A site whose pass panics is left out
+    // of the summary; the other sites' results are kept.
     let results = pool::parallel_map(&sites, pool::available(), |(site, _)| {
+        #[cfg(test)]
+        tests::note_pass_priority();
         let started = Instant::now();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             learner.finish(site, &mut SiteState::default())
@@ -322,5 +355,104 @@ fn add(counter: &std::sync::atomic::AtomicU64, delta: i64) {
         counter.fetch_add(delta as u64, Relaxed);
     } else {
         counter.fetch_sub(delta.unsigned_abs(), Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::parse_html;
+    use crate::store::{Commit, NewPage, PageMeta};
+    use std::sync::Mutex;
+
+    /// The nice values the end-of-crawl pass ran at (one per site), for the test below.
+    static PASS_PRIORITIES: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+    /// This thread's nice value (Linux; 0 elsewhere).
+    fn nice() -> i32 {
+        #[cfg(target_os = "linux")]
+        // SAFETY: getpriority on our own thread id has no memory-safety preconditions.
+        unsafe {
+            libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t)
+        }
+        #[cfg(not(target_os = "linux"))]
+        0
+    }
+
+    pub(super) fn note_pass_priority() {
+        PASS_PRIORITIES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(nice());
+    }
+
+    fn store_page(store: &Store, site: &str, n: u64) {
+        let url = format!("http://{site}/p{n}");
+        let html = format!(
+            "<html><body><nav>Home News</nav><h1>Story {n}</h1><p>Paragraph {n} of its own.</p>\
+             <footer>© {site}</footer></body></html>"
+        );
+        let dom = parse_html(&html).dom;
+        let meta = PageMeta {
+            url,
+            requested: None,
+            site: site.into(),
+            status: 200,
+            content_type: Some("text/html".into()),
+            headers: vec![],
+            fetched_at_ms: 1,
+            depth: 1,
+            body_bytes: html.len() as u64,
+            encoding: "UTF-8".into(),
+            title: None,
+            truncated: false,
+        };
+        let id = xxhash_rust::xxh3::xxh3_64(meta.url.as_bytes());
+        let mut c = Commit::new();
+        c.page(NewPage::new(
+            id,
+            meta,
+            html.as_bytes(),
+            &dom,
+            &dom.path_set(),
+        ));
+        assert!(store.commit(c).unwrap().page_stored);
+    }
+
+    #[test]
+    fn the_end_of_crawl_pass_runs_at_the_callers_priority_not_the_learners() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.crawl.out_dir = dir.path().join("out");
+        let store = Arc::new(Store::open(&dir.path().join("data"), 8 << 20).unwrap());
+        // Two sites, so the pass spreads them over pool threads (one would run inline).
+        for site in ["a.example", "b.example"] {
+            for n in 0..6 {
+                store_page(&store, site, n);
+            }
+        }
+        let learner = Learner::spawn(
+            Arc::new(config),
+            store.clone(),
+            Arc::new(CrawlStats::default()),
+        );
+        let caller = nice();
+        let summary = learner.finish();
+        assert_eq!(summary.final_sites, 2, "{summary:?}");
+        let seen = PASS_PRIORITIES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        assert_eq!(seen.len(), 2);
+        assert!(
+            seen.iter().all(|&p| p == caller),
+            "pass at {seen:?}, caller at {caller} (the learner thread runs at nice 10)"
+        );
+        for site in ["a.example", "b.example"] {
+            let files = std::fs::read_dir(dir.path().join("out").join(site))
+                .unwrap()
+                .count();
+            assert_eq!(files, 7, "{site}: 6 text files and index.tsv");
+        }
     }
 }
