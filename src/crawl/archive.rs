@@ -54,6 +54,13 @@ pub struct Capture {
     request: Vec<u8>,
 }
 
+impl Capture {
+    /// Bytes its records take in a file (the revisit written in a response's place aside).
+    pub fn bytes(&self) -> usize {
+        self.response.len() + self.request.len()
+    }
+}
+
 /// The stored page a duplicate body repeats (a revisit refers to it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Original {
