@@ -2,7 +2,8 @@
 //! its structure when only its content or its template's details changed (a new paragraph, a
 //! footer date); a redesign gives most of the replaced pages a different structure at once.
 //! The page's path sets before and after tell the two apart without any cluster ids, which a
-//! reclustering renumbers.
+//! reclustering renumbers. The verdict comes before the site's end-of-crawl pass, so that the
+//! pass re-learns and re-cleans only the new era's pages (`learn::site`, docs/recrawl.md).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -32,36 +33,14 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 }
 
 /// Tallies a site's replaced pages, one at a time, into a redesign or none.
+#[derive(Default)]
 pub struct Detector {
-    before: Option<HashMap<u64, u32>>,
-    after: HashMap<u64, u32>,
     replaced: u64,
-    moved: u64,
-    old_clusters: BTreeSet<u32>,
-    new_clusters: BTreeSet<u32>,
+    /// The replaced pages whose structure changed.
+    moved: Vec<u64>,
 }
 
 impl Detector {
-    /// `before`: the site's clustering from its last end-of-crawl pass (interim ones are not
-    /// used: a recrawl's incremental steps may already have moved pages); `after`: the one
-    /// this recrawl's pass made.
-    pub fn new(before: Option<&SiteClusters>, after: &SiteClusters) -> Detector {
-        let members = |s: &SiteClusters| {
-            s.clusters
-                .iter()
-                .flat_map(|c| c.members.iter().map(move |&m| (m, c.id)))
-                .collect::<HashMap<u64, u32>>()
-        };
-        Detector {
-            before: before.filter(|b| b.final_pages > 0).map(members),
-            after: members(after),
-            replaced: 0,
-            moved: 0,
-            old_clusters: BTreeSet::new(),
-            new_clusters: BTreeSet::new(),
-        }
-    }
-
     /// One replaced page: what it was (`pending.old_paths`) and its path set now.
     pub fn page(&mut self, id: u64, pending: &PendingChange, new_paths: &[u64]) {
         self.replaced += 1;
@@ -69,24 +48,53 @@ impl Detector {
         {
             return;
         }
-        self.moved += 1;
-        if let Some(c) = self.before.as_ref().and_then(|b| b.get(&id)) {
-            self.old_clusters.insert(*c);
-        }
-        if let Some(c) = self.after.get(&id) {
-            self.new_clusters.insert(*c);
-        }
+        self.moved.push(id);
     }
 
     /// A redesign when at least `MIN_PAGES` and at least half the replaced pages took a new
-    /// structure.
-    pub fn finish(self, at_ms: u64) -> Option<RedesignRecord> {
-        (self.moved >= MIN_PAGES && 2 * self.moved >= self.replaced).then(|| RedesignRecord {
+    /// structure. Known before the site's end-of-crawl pass, which then re-cleans only the new
+    /// era's pages.
+    pub fn is_redesign(&self) -> bool {
+        let moved = self.moved.len() as u64;
+        moved >= MIN_PAGES && 2 * moved >= self.replaced
+    }
+
+    /// The redesign's record, once the pass has clustered the new era. `before`: the site's
+    /// clustering from its last end-of-crawl pass (interim ones are not used: a recrawl's
+    /// incremental steps may already have moved pages); `after`: the one this pass made.
+    pub fn finish(
+        self,
+        at_ms: u64,
+        before: Option<&SiteClusters>,
+        after: Option<&SiteClusters>,
+    ) -> Option<RedesignRecord> {
+        if !self.is_redesign() {
+            return None;
+        }
+        let members = |s: &SiteClusters| {
+            s.clusters
+                .iter()
+                .flat_map(|c| c.members.iter().map(move |&m| (m, c.id)))
+                .collect::<HashMap<u64, u32>>()
+        };
+        let before = before.filter(|b| b.final_pages > 0).map(members);
+        let after = after.map(members);
+        let clusters_of = |map: &Option<HashMap<u64, u32>>| -> Vec<u32> {
+            let Some(map) = map else { return Vec::new() };
+            let set: BTreeSet<u32> = self
+                .moved
+                .iter()
+                .filter_map(|id| map.get(id))
+                .copied()
+                .collect();
+            set.into_iter().collect()
+        };
+        Some(RedesignRecord {
             at_ms,
-            pages: self.moved,
+            pages: self.moved.len() as u64,
             replaced: self.replaced,
-            old_clusters: self.old_clusters.into_iter().collect(),
-            new_clusters: self.new_clusters.into_iter().collect(),
+            old_clusters: clusters_of(&before),
+            new_clusters: clusters_of(&after),
         })
     }
 }
@@ -136,43 +144,47 @@ mod tests {
         let before = clusters(10, &[(0, &[1, 2, 3, 4, 5])]);
         let after = clusters(10, &[(0, &[5]), (1, &[1, 2, 3, 4])]);
 
-        let mut d = Detector::new(Some(&before), &after);
+        let mut d = Detector::default();
         for id in 1..=4 {
             d.page(id, &pending(old.clone()), &redesigned);
         }
         d.page(5, &pending(old.clone()), &edited);
-        let r = d.finish(7).expect("a redesign");
+        assert!(d.is_redesign());
+        let r = d
+            .finish(7, Some(&before), Some(&after))
+            .expect("a redesign");
         assert_eq!((r.pages, r.replaced, r.at_ms), (4, 5, 7));
         assert_eq!((r.old_clusters, r.new_clusters), (vec![0], vec![1]));
 
         // Content edits only: no redesign.
-        let mut d = Detector::new(Some(&before), &after);
+        let mut d = Detector::default();
         for id in 1..=5 {
             d.page(id, &pending(old.clone()), &edited);
         }
-        assert!(d.finish(7).is_none());
+        assert!(!d.is_redesign());
+        assert!(d.finish(7, Some(&before), Some(&after)).is_none());
 
         // Two restructured pages are too few; a minority of the replaced pages is not enough.
-        let mut d = Detector::new(Some(&before), &after);
+        let mut d = Detector::default();
         for id in 1..=2 {
             d.page(id, &pending(old.clone()), &redesigned);
         }
-        assert!(d.finish(7).is_none());
-        let mut d = Detector::new(None, &after);
+        assert!(d.finish(7, Some(&before), Some(&after)).is_none());
+        let mut d = Detector::default();
         for id in 1..=3 {
             d.page(id, &pending(old.clone()), &redesigned);
         }
         for id in 10..=13 {
             d.page(id, &pending(old.clone()), &edited);
         }
-        assert!(d.finish(7).is_none());
+        assert!(d.finish(7, None, Some(&after)).is_none());
     }
 
     #[test]
     fn an_interim_clustering_gives_no_old_clusters() {
         let before = clusters(0, &[(3, &[1, 2, 3])]);
         let after = clusters(10, &[(0, &[1, 2, 3])]);
-        let mut d = Detector::new(Some(&before), &after);
+        let mut d = Detector::default();
         for id in 1..=3 {
             d.page(
                 id,
@@ -180,7 +192,9 @@ mod tests {
                 &(100..140).collect::<Vec<_>>(),
             );
         }
-        let r = d.finish(1).expect("a redesign");
+        let r = d
+            .finish(1, Some(&before), Some(&after))
+            .expect("a redesign");
         assert!(r.old_clusters.is_empty());
         assert_eq!(r.new_clusters, vec![0]);
     }

@@ -5,7 +5,7 @@
 //! cluster's pages in memory at a time).
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::eras;
@@ -13,7 +13,9 @@ use super::output::{Output, OutputError};
 use crate::crawl::url::without_credentials;
 use crate::detect::{self, Detector};
 use crate::dom::Dom;
-use crate::store::{now_ms, CleanRecord, ClusterSummary, SiteClusters, Store, StoreError};
+use crate::store::{
+    now_ms, CleanRecord, ClusterSummary, EraUpdate, RecrawlRun, SiteClusters, Store, StoreError,
+};
 use crate::template::byline::Byline;
 use crate::template::clean::{Cleaned, ClusterModel};
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
@@ -105,7 +107,9 @@ impl SiteLearner<'_> {
     /// Pages of `site` the site's clustering does not hold yet (after a resume).
     pub fn unclustered(&self, site: &str, state: &mut SiteState) -> Result<Vec<u64>, LearnError> {
         self.load_state(site, state)?;
-        let ids = self.store.site_pages(site)?;
+        let old = self.old_era(site)?;
+        let mut ids = self.store.site_pages(site)?;
+        ids.retain(|id| !old.contains(id));
         Ok(match &state.clusters {
             Some(hc) => ids
                 .into_iter()
@@ -118,8 +122,10 @@ impl SiteLearner<'_> {
     /// Add `new` pages to the site's clustering and clean what changed.
     pub fn step(&self, site: &str, state: &mut SiteState, new: &[u64]) -> Result<Step, LearnError> {
         if !matches!(self.detector, Detector::Text(_)) {
-            // The baselines have no incremental form: rerun them on the whole site.
-            return self.whole_site(site, state, false);
+            // The baselines have no incremental form: rerun them on the whole site (its current
+            // era).
+            let old = self.old_era(site)?;
+            return self.whole_site(site, state, false, &old);
         }
         self.load_state(site, state)?;
         let new_paths: Vec<(u64, Vec<u64>)> = new
@@ -155,9 +161,16 @@ impl SiteLearner<'_> {
         {
             state.models.remove(c);
         }
-        let mut to_clean: std::collections::BTreeSet<u64> =
-            hc.pages_to_clean(&changes).into_iter().collect();
+        let mut to_clean: BTreeSet<u64> = hc.pages_to_clean(&changes).into_iter().collect();
         to_clean.extend(hc.pages_to_clean(&removal));
+        // While a recrawl's replaced pages wait for the site's end-of-crawl pass, a step cleans
+        // only its own pages: if that pass finds a redesign, the old era's pages keep their text
+        // files untouched, so no step may rewrite them first (the pass re-cleans the current
+        // era whole either way).
+        if self.store.has_pending_changes(site)? {
+            let own: HashSet<u64> = new.iter().copied().collect();
+            to_clean.retain(|id| own.contains(id));
+        }
         let mut by_cluster: BTreeMap<ClusterId, Vec<u64>> = BTreeMap::new();
         for id in to_clean {
             if let Some(c) = hc.cluster_of(id) {
@@ -242,15 +255,32 @@ impl SiteLearner<'_> {
     ///
     /// Clustering needs only the stored path sets; pages are then loaded, learned from and
     /// cleaned one cluster at a time, so memory holds the largest cluster's DOMs, not the site's.
-    /// Returns the site's page count, its clusters and the pages whose text changed.
+    /// Pages of earlier template eras (`old`) are left out: not clustered, not cleaned, their
+    /// files untouched; the clustering forgets those it held. Returns the pages cleaned, their
+    /// clusters and the pages whose text changed.
     fn final_text_pass(
         &self,
         site: &str,
         state: &mut SiteState,
+        old: &BTreeSet<u64>,
     ) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
-        let (ids, sets) = self.site_records(site, Store::path_set)?;
+        let (ids, sets) = self.site_records(site, Store::path_set, old)?;
         self.load_state(site, state)?;
         let mut hc = state.clusters.take().expect("invariant: loaded above");
+        let leaving: Vec<(u64, Vec<u64>)> = old
+            .iter()
+            .filter(|&&id| hc.cluster_of(id).is_some())
+            .map(|&id| {
+                (
+                    id,
+                    self.store.path_set(id).ok().flatten().unwrap_or_default(),
+                )
+            })
+            .collect();
+        if !leaving.is_empty() {
+            hc.remove_pages(&leaving, self.paths_of());
+        }
+        drop(leaving);
         let missing: Vec<(u64, Vec<u64>)> = ids
             .iter()
             .zip(&sets)
@@ -408,14 +438,19 @@ impl SiteLearner<'_> {
     }
 
     /// The site's page ids, ascending, with one stored record each (pages without it skipped).
+    /// Pages in `skip` (an earlier era's) are left out.
     fn site_records<T>(
         &self,
         site: &str,
         get: impl Fn(&Store, u64) -> Result<Option<T>, StoreError>,
+        skip: &BTreeSet<u64>,
     ) -> Result<(Vec<u64>, Vec<T>), LearnError> {
         let mut ids = Vec::new();
         let mut records = Vec::new();
         for id in self.store.site_pages(site)? {
+            if skip.contains(&id) {
+                continue;
+            }
             if let Some(r) = get(self.store, id)? {
                 ids.push(id);
                 records.push(r);
@@ -425,9 +460,13 @@ impl SiteLearner<'_> {
     }
 
     /// A whole site at once through `detect::clean_site` (a baseline detector, or TEXT's
-    /// interim whole-site pass): every page's DOM in memory.
-    fn in_memory_pass(&self, site: &str) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
-        let (ids, doms) = self.site_records(site, Store::dom)?;
+    /// interim whole-site pass): every page's DOM in memory, but those of earlier eras (`old`).
+    fn in_memory_pass(
+        &self,
+        site: &str,
+        old: &BTreeSet<u64>,
+    ) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
+        let (ids, doms) = self.site_records(site, Store::dom, old)?;
         let result = detect::clean_site(self.detector, &doms);
         drop(doms);
         let assignment = result.clustering.assignment(ids.len());
@@ -505,61 +544,129 @@ impl SiteLearner<'_> {
         Ok(changed || self.store.has_pending_changes(site)?)
     }
 
-    /// The end-of-crawl pass: the whole site through the same engine as `thresher clean`; then
-    /// the recrawl's replaced pages get their change kind from their final text.
-    pub fn finish(&self, site: &str, state: &mut SiteState) -> Result<Step, LearnError> {
-        // Only a recrawl's replaced pages can show a redesign: the previous clustering is read
-        // for them alone (a large site's summary lists every page).
-        let before = if self.store.has_pending_changes(site)? {
-            Some(self.store.site_clusters(site)?)
-        } else {
-            None
-        };
-        let step = self.whole_site(site, state, true)?;
-        if let Some(before) = before {
-            self.detect_redesign(site, before.as_ref())?;
-            self.store.resolve_changes(site)?;
+    /// The site's pages of earlier template eras that stay as they are: every old-era page but
+    /// those a recrawl replaced since (they rejoin the current era at the next pass).
+    fn old_era(&self, site: &str) -> Result<BTreeSet<u64>, LearnError> {
+        let mut old = BTreeSet::new();
+        for id in self.store.old_era_pages(site)?.into_keys() {
+            if self.store.pending_change(site, id)?.is_none() {
+                old.insert(id);
+            }
         }
-        Ok(step)
+        Ok(old)
     }
 
-    /// After a recrawl's end-of-crawl pass: record a redesign when most of the pages it
-    /// replaced came back with a new structure (`eras`).
-    fn detect_redesign(&self, site: &str, before: Option<&SiteClusters>) -> Result<(), LearnError> {
-        let Some(after) = self.store.site_clusters(site)? else {
-            return Ok(());
-        };
-        let mut detector = eras::Detector::new(before, &after);
+    /// The end-of-crawl pass: the site's current template era through the same engine as
+    /// `thresher clean`; then the recrawl's replaced pages get their change kind from their
+    /// final text. When most replaced pages came back with a new structure (`eras`), that is a
+    /// redesign: the pages the recrawl neither replaced nor added stay in the era it ends, and
+    /// the pass re-learns and re-cleans only the new era's pages (docs/recrawl.md, "Redesigns:
+    /// template eras").
+    pub fn finish(&self, site: &str, state: &mut SiteState) -> Result<Step, LearnError> {
+        let marked = self.store.old_era_pages(site)?;
+        if !self.store.has_pending_changes(site)? {
+            let old = marked.into_keys().collect();
+            return self.whole_site(site, state, true, &old);
+        }
+        // Only a recrawl's replaced pages can show a redesign: the previous clustering is read
+        // for them alone (a large site's summary lists every page).
+        let before = self.store.site_clusters(site)?;
+        let mut detector = eras::Detector::default();
+        let mut update = EraUpdate::default();
+        let mut replaced = HashSet::new();
+        let mut first_replaced = u64::MAX;
         for item in self.store.pending_changes(site) {
             let (id, pending) = item?;
+            replaced.insert(id);
+            first_replaced = first_replaced.min(pending.at_ms);
+            if marked.contains_key(&id) {
+                // An old-era page replaced: it rejoins the current era, whatever its
+                // structure now, and is no evidence of a new redesign (it catches up with one
+                // already recorded).
+                update.rejoined.push(id);
+                continue;
+            }
             let now = self.store.path_set(id)?.unwrap_or_default();
             detector.page(id, &pending, &now);
         }
-        if let Some(r) = detector.finish(now_ms()) {
+        let mut old: BTreeSet<u64> = marked
+            .keys()
+            .filter(|id| !replaced.contains(id))
+            .copied()
+            .collect();
+        if detector.is_redesign() {
+            update.era = 1 + self.store.redesigns(site)?.len() as u32;
+            update.old_pages = self.left_in_old_era(site, &old, &replaced, first_replaced)?;
+            old.extend(&update.old_pages);
+        }
+        let step = self.whole_site(site, state, true, &old)?;
+        let after = self.store.site_clusters(site)?;
+        update.redesign = detector.finish(now_ms(), before.as_ref(), after.as_ref());
+        if let Some(r) = &update.redesign {
             tracing::info!(
                 site,
                 pages = r.pages,
                 replaced = r.replaced,
-                "redesign: most replaced pages have a new structure; template learned again"
+                kept = update.old_pages.len(),
+                "redesign: most replaced pages have a new structure; the new era learned again, \
+                 the old era's pages kept as they were"
             );
-            self.store.add_redesign(site, &r)?;
         }
-        Ok(())
+        self.store.resolve_changes(site, &update)?;
+        Ok(step)
     }
 
+    /// The pages a redesign leaves in the era it ends: those whose bytes predate the recrawl
+    /// that found it — not replaced, and either not fetched since it started (`--older-than`
+    /// kept them out, or it never reached them) or revisited with the same bytes (a 304),
+    /// gone or failed. Pages first stored since are the new era's. The recrawl started at its
+    /// recorded start, or at its first replaced page if that is earlier (a `--recrawl` run
+    /// again after an interrupted one restarts the record).
+    fn left_in_old_era(
+        &self,
+        site: &str,
+        already: &BTreeSet<u64>,
+        replaced: &HashSet<u64>,
+        first_replaced: u64,
+    ) -> Result<Vec<u64>, LearnError> {
+        let started = self
+            .store
+            .get_meta::<RecrawlRun>("recrawl")?
+            .map_or(first_replaced, |r| r.started_at_ms.min(first_replaced));
+        let revisited = self.store.revisited_since(started)?;
+        let mut old = Vec::new();
+        for id in self.store.site_pages(site)? {
+            if already.contains(&id) || replaced.contains(&id) {
+                continue;
+            }
+            let Some(meta) = self.store.page(id)? else {
+                continue;
+            };
+            if meta.fetched_at_ms < started || revisited.contains(&id) {
+                old.push(id);
+            }
+        }
+        Ok(old)
+    }
+
+    /// A pass over the site's current era: every page but `old` (earlier eras' pages, whose
+    /// text stays). The pages the pass does not see still count in `final_pages`, so the site
+    /// is not taken for changed.
     fn whole_site(
         &self,
         site: &str,
         state: &mut SiteState,
         is_final: bool,
+        old: &BTreeSet<u64>,
     ) -> Result<Step, LearnError> {
         let (pages, clusters, written) = match self.detector {
-            Detector::Text(_) if is_final => self.final_text_pass(site, state)?,
-            _ => self.in_memory_pass(site)?,
+            Detector::Text(_) if is_final => self.final_text_pass(site, state, old)?,
+            _ => self.in_memory_pass(site, old)?,
         };
+        let all = pages + old.len() as u64;
         let summary = SiteClusters {
             detector: self.detector.to_string(),
-            final_pages: if is_final { pages } else { 0 },
+            final_pages: if is_final { all } else { 0 },
             clusters,
             updated_at_ms: now_ms(),
         };
@@ -570,7 +677,7 @@ impl SiteLearner<'_> {
         Ok(Step {
             cleaned_now: pages,
             written,
-            cleaned: pages,
+            cleaned: all,
             clusters: summary.clusters.len() as u64,
         })
     }

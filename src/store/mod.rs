@@ -42,6 +42,7 @@
 //! | `P` site · 0x00 · page id       | `PendingChange`               |
 //! | `G` page id                     | `GoneRecord`                  |
 //! | `E` site · 0x00 · at ms u64     | `RedesignRecord` (append-only)|
+//! | `O` site · 0x00 · page id       | era u32 — a page of an earlier template era, its text kept |
 
 mod commit;
 mod frontier;
@@ -58,7 +59,7 @@ use serde::Serialize;
 pub use commit::{Commit, CommitOutcome, Enqueued, NewPage, DISCOVER_BATCH};
 pub use frontier::{Consumed, SEGMENT_ENTRIES};
 pub use records::*;
-pub use recrawl::{class, RevisitSlot};
+pub use recrawl::{class, EraUpdate, RevisitSlot};
 
 /// Bump when a record's encoding changes; `open` refuses other versions except 1, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`).
@@ -130,6 +131,7 @@ pub(crate) mod key {
     pub const PENDING: u8 = b'P';
     pub const GONE: u8 = b'G';
     pub const REDESIGN: u8 = b'E';
+    pub const OLD_ERA: u8 = b'O';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());

@@ -1,9 +1,9 @@
 //! The store's side of `crawl --recrawl` (docs/recrawl.md): the revisit queue (per origin,
 //! ordered by priority class, then by when the page was fetched), the append-only change log,
-//! pages pending their text comparison, and the gone marks. New key spaces only: nothing an
-//! earlier version wrote changes encoding.
+//! pages pending their text comparison, the gone marks, redesigns and the pages of earlier
+//! template eras. New key spaces only: nothing an earlier version wrote changes encoding.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{
     decode, encode, key, ChangeKind, ChangeRecord, GoneRecord, PendingChange, QueueEntry,
@@ -67,10 +67,35 @@ pub(crate) fn change_key(at_ms: u64, page: u64) -> Vec<u8> {
 }
 
 pub(crate) fn pending_key(site: &str, page: u64) -> Vec<u8> {
-    let mut k = key::bytes(key::PENDING, site.as_bytes());
+    site_page_key(key::PENDING, site, page)
+}
+
+fn site_page_key(prefix: u8, site: &str, page: u64) -> Vec<u8> {
+    let mut k = key::bytes(prefix, site.as_bytes());
     k.push(0);
     k.extend_from_slice(&page.to_be_bytes());
     k
+}
+
+fn redesign_key(site: &str, at_ms: u64) -> Vec<u8> {
+    let mut k = key::bytes(key::REDESIGN, site.as_bytes());
+    k.push(0);
+    k.extend_from_slice(&at_ms.to_be_bytes());
+    k
+}
+
+/// What a site's end-of-crawl pass changes in its template eras, applied in the same batch as
+/// its change records (`Store::resolve_changes`), so a kill -9 never records a redesign twice
+/// or leaves its old-era pages half marked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EraUpdate {
+    /// A redesign found by this pass: it starts a new era.
+    pub redesign: Option<RedesignRecord>,
+    /// The pages the redesign leaves in the era it ends (`era`): their text is kept as it is.
+    pub old_pages: Vec<u64>,
+    pub era: u32,
+    /// Old-era pages a recrawl replaced by new bytes: they join the current era.
+    pub rejoined: Vec<u64>,
 }
 
 impl Store {
@@ -208,10 +233,19 @@ impl Store {
     }
 
     /// Resolve the site's pending changes now that its cleaned text is final: a page whose new
-    /// text hash equals its old one is `template-churn`, else `content-changed`. Returns how
-    /// many were resolved.
-    pub fn resolve_changes(&self, site: &str) -> Result<u64, StoreError> {
+    /// text hash equals its old one is `template-churn`, else `content-changed`; and apply
+    /// `eras` in the same batch. Returns how many were resolved.
+    pub fn resolve_changes(&self, site: &str, eras: &EraUpdate) -> Result<u64, StoreError> {
         let mut batch = sled::Batch::default();
+        if let Some(r) = &eras.redesign {
+            batch.insert(redesign_key(site, r.at_ms), encode(r));
+        }
+        for &id in &eras.old_pages {
+            batch.insert(site_page_key(key::OLD_ERA, site, id), encode(&eras.era));
+        }
+        for &id in &eras.rejoined {
+            batch.remove(site_page_key(key::OLD_ERA, site, id));
+        }
         let mut n = 0;
         for item in self.pending_changes(site) {
             let (id, pending) = item?;
@@ -258,13 +292,30 @@ impl Store {
         })
     }
 
-    /// Record a redesign of `site` (append-only, keyed by its time).
-    pub fn add_redesign(&self, site: &str, r: &RedesignRecord) -> Result<(), StoreError> {
-        let mut k = key::bytes(key::REDESIGN, site.as_bytes());
-        k.push(0);
-        k.extend_from_slice(&r.at_ms.to_be_bytes());
-        self.tree.insert(k, encode(r))?;
-        Ok(())
+    /// The site's pages of earlier template eras (page id → the era it belongs to, 1 the first
+    /// crawl's): a redesign left them as they were, and no pass re-cleans them until a recrawl
+    /// replaces them (docs/recrawl.md, "Redesigns: template eras").
+    pub fn old_era_pages(&self, site: &str) -> Result<BTreeMap<u64, u32>, StoreError> {
+        let mut prefix = key::bytes(key::OLD_ERA, site.as_bytes());
+        prefix.push(0);
+        let skip = prefix.len();
+        let mut out = BTreeMap::new();
+        for item in self.tree.scan_prefix(&prefix) {
+            let (k, v) = item?;
+            if let Ok(b) = <[u8; 8]>::try_from(&k[skip..]) {
+                out.insert(u64::from_be_bytes(b), decode(&k, &v)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The pages that got a change record (a revisit's outcome) at or after `since_ms`.
+    pub fn revisited_since(&self, since_ms: u64) -> Result<HashSet<u64>, StoreError> {
+        let mut ids = HashSet::new();
+        for rec in self.changes(since_ms) {
+            ids.insert(rec?.page_id);
+        }
+        Ok(ids)
     }
 
     /// The redesigns recorded for `site`, oldest first.

@@ -542,3 +542,231 @@ fn a_redesign_is_detected_once_and_content_edits_are_not_one() {
     assert_eq!(r.get(&host_a), Some(&1), "{r:?}");
     assert_eq!(r.get(&host_b), None, "{r:?}");
 }
+
+/// Page `path` of the era test's site in `version`: 1 is the first design (div layout, a
+/// related-stories box); 2 redesigns the home page and stories 0–6 (table layout) and adds
+/// `/fresh`, leaves stories 7 and 8 as they were (an archive the redesign did not touch: the
+/// same bytes, so a 304) and deletes story 9; 3 also redesigns story 7. `None`: 404.
+fn era_page(path: &str, version: u8) -> Option<String> {
+    const STORIES: usize = 10;
+    let n = match path {
+        "/" => STORIES,
+        "/fresh" if version >= 2 => STORIES + 1,
+        p => p
+            .strip_prefix("/a")?
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n < STORIES)?,
+    };
+    if version >= 2 && n == 9 {
+        return None;
+    }
+    let redesigned = version >= 2 && (n <= 6 || n > 9) || version >= 3 && n == 7;
+    let title = match n {
+        STORIES => "Front page".to_string(),
+        _ if n > STORIES => "A fresh story".to_string(),
+        _ => format!("Story number {n}"),
+    };
+    let paras: Vec<String> = (0..3)
+        .map(|k| format!("{}.", words(n * 3 + k, "era")))
+        .collect();
+    if !redesigned {
+        let nav: String = (0..STORIES)
+            .map(|k| format!("<a href=\"/a{k}\">Story number {k}</a> "))
+            .collect();
+        let related: String = [1, 2]
+            .iter()
+            .map(|d| {
+                let k = (n + d) % STORIES;
+                format!("<li><a href=\"/a{k}\">Read story number {k}</a></li>")
+            })
+            .collect();
+        let body: String = paras.iter().map(|p| format!("<p>{p}</p>")).collect();
+        Some(format!(
+            "<html><body><div id=\"top\"><nav>{nav}</nav></div><div class=\"main\"><article>\
+             <h1>{title}</h1>{body}<ul>{related}</ul></article></div>\
+             <div class=\"foot\">Old footer</div></body></html>"
+        ))
+    } else {
+        let menu: String = (0..STORIES)
+            .map(|k| format!("<li><a href=\"/a{k}\">Story number {k}</a></li>"))
+            .collect();
+        let body: String = paras
+            .iter()
+            .map(|p| format!("<div class=\"txt\"><span>{p}</span></div>"))
+            .collect();
+        Some(format!(
+            "<html><body><table><tr><td class=\"menu\"><ul>{menu}<li><a href=\"/fresh\">Fresh\
+             </a></li></ul></td><td><section><h2>{title}</h2>{body}</section></td></tr></table>\
+             <footer><p>New footer</p></footer></body></html>"
+        ))
+    }
+}
+
+#[test]
+fn after_a_redesign_only_the_new_eras_pages_are_re_cleaned_and_the_old_eras_text_is_kept() {
+    let server = TestServer::background(1, 1);
+    let version = Arc::new(Mutex::new(1u8));
+    let o = server.origin(0);
+    o.mount("/robots.txt", Endpoint::text("User-agent: *\nAllow: /\n"));
+    let v = version.clone();
+    o.set_fallback(Endpoint::dynamic(move |target: &str| {
+        match era_page(target, *v.lock().expect("version lock")) {
+            None => Endpoint::not_found(),
+            Some(html) => {
+                let tag = format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(html.as_bytes()));
+                Reply::new(200, "text/html", crate::support::Body::full(html))
+                    .header("etag", &tag)
+                    .into()
+            }
+        }
+    }));
+    let dir = tempfile::tempdir().expect("tmp");
+    // Small steps, so incremental learning runs during the recrawl too (and must leave the old
+    // era's files alone as the end-of-crawl pass does).
+    let config = write_config(
+        dir.path(),
+        "[crawl]\ndelay = \"0ms\"\n[template]\nrecluster_pages = 2\nrecluster_interval = \"10ms\"\n",
+    );
+    let seed = o.url("/");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "crawl",
+            seed.as_str(),
+            "--quiet",
+            "--config",
+            config.to_str().expect("utf-8 path"),
+            "--data",
+            "data",
+            "--out",
+            "out",
+        ];
+        args.extend(extra);
+        thresher(dir.path(), &args);
+    };
+    let host = o.host_port();
+    let site_dir = dir
+        .path()
+        .join("out")
+        .join(thresher::output::site_dir_name(&host));
+    let stem = |p: &str| {
+        let id = thresher::crawl::url::page_id(&o.url(p).parse().expect("URL"));
+        format!("{id:016x}")
+    };
+    let file = |p: &str| site_dir.join(format!("{}.txt", stem(p)));
+    let snapshot = |p: &str| {
+        let f = file(p);
+        let bytes = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mtime = std::fs::metadata(&f)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        (bytes, mtime)
+    };
+    let index_row = |p: &str| {
+        let index = std::fs::read_to_string(site_dir.join("index.tsv")).expect("index.tsv");
+        index
+            .lines()
+            .find(|l| l.starts_with(&stem(p)))
+            .map(str::to_string)
+    };
+    // `thresher clean` on these pages of the site as served in `version`: the text each gets.
+    let clean = |name: &str, pages: &[(&str, u8)]| -> BTreeMap<String, String> {
+        let site = dir.path().join(name);
+        std::fs::create_dir_all(&site).expect("mkdir");
+        for (p, v) in pages {
+            let html = era_page(p, *v).expect("a page");
+            std::fs::write(site.join(format!("{}.html", stem(p))), html).expect("write");
+        }
+        let out = dir.path().join(format!("{name}-out"));
+        thresher(
+            dir.path(),
+            &[
+                "clean",
+                site.to_str().expect("utf-8"),
+                "--out",
+                out.to_str().expect("utf-8"),
+            ],
+        );
+        pages
+            .iter()
+            .map(|(p, _)| {
+                let f = out.join(name).join(format!("{}.txt", stem(p)));
+                (
+                    p.to_string(),
+                    std::fs::read_to_string(f).expect("clean's text"),
+                )
+            })
+            .collect()
+    };
+    let stories = |r: std::ops::Range<usize>| r.map(|n| format!("/a{n}")).collect::<Vec<_>>();
+
+    run(&[]);
+    let old_era = ["/a7", "/a8", "/a9"];
+    let kept: Vec<_> = old_era.iter().map(|p| snapshot(p)).collect();
+    let rows: Vec<_> = old_era.iter().map(|p| index_row(p)).collect();
+    assert!(rows.iter().all(Option::is_some), "{rows:?}");
+
+    *version.lock().expect("lock") = 2;
+    run(&["--recrawl"]);
+    let (_, r) = eras(dir.path());
+    assert_eq!(r.get(&host), Some(&1), "the redesign: {r:?}");
+
+    // The old era's pages (two answered 304, one is gone) keep their text files as they were,
+    // byte for byte and untouched, and their index rows.
+    let after: Vec<_> = old_era.iter().map(|p| snapshot(p)).collect();
+    for ((p, a), b) in old_era.iter().zip(&kept).zip(&after) {
+        assert!(a == b, "{p}: the old era's text file was rewritten");
+    }
+    let rows_now: Vec<_> = old_era.iter().map(|p| index_row(p)).collect();
+    assert_eq!(rows_now, rows);
+    // What re-cleaning the whole site (the behaviour before eras) would have given them: other
+    // text, so the test tells the two apart.
+    let mut all: Vec<(String, u8)> = vec![("/".into(), 2), ("/fresh".into(), 2)];
+    all.extend(stories(0..7).into_iter().map(|p| (p, 2)));
+    all.extend(stories(7..10).into_iter().map(|p| (p, 1)));
+    let all: Vec<(&str, u8)> = all.iter().map(|(p, v)| (p.as_str(), *v)).collect();
+    let whole = clean("whole", &all);
+    assert!(
+        old_era
+            .iter()
+            .zip(&kept)
+            .any(|(p, (bytes, _))| whole[*p].as_bytes() != bytes.as_slice()),
+        "re-cleaning the whole site would not have changed the old era's text"
+    );
+
+    // The new era (redesigned pages and the page added since) is cleaned from the new
+    // template alone: exactly `thresher clean` on the new era's pages.
+    let mut new_era: Vec<String> = vec!["/".into(), "/fresh".into()];
+    new_era.extend(stories(0..7));
+    let pages: Vec<(&str, u8)> = new_era.iter().map(|p| (p.as_str(), 2)).collect();
+    let expect = clean("era2", &pages);
+    for p in &new_era {
+        let got = std::fs::read_to_string(file(p)).expect("text");
+        assert_eq!(got, expect[p.as_str()], "{p}");
+        assert!(!got.contains("New footer"), "{p}: {got}");
+    }
+    assert!(std::fs::read_to_string(file("/a1"))
+        .expect("text")
+        .contains(&words(3, "era")));
+
+    // A later recrawl replaces an old-era page (story 7, redesigned at last): it rejoins the
+    // current era and is cleaned with it; that is no new redesign, and the rest of the old era
+    // stays as it was.
+    *version.lock().expect("lock") = 3;
+    run(&["--recrawl"]);
+    let (_, r) = eras(dir.path());
+    assert_eq!(r.get(&host), Some(&1), "no second redesign: {r:?}");
+    let mut pages = pages.clone();
+    pages.push(("/a7", 3));
+    let expect = clean("era2-and-a7", &pages);
+    for (p, _) in &pages {
+        let got = std::fs::read_to_string(file(p)).expect("text");
+        assert_eq!(got, expect[*p], "{p}");
+    }
+    for (p, before) in ["/a8", "/a9"].iter().zip(&kept[1..]) {
+        assert!(
+            snapshot(p) == *before,
+            "{p}: the old era's text file was rewritten"
+        );
+    }
+}
