@@ -7,6 +7,7 @@
 //!       [--without=COMPONENT,…]   (ablation: components of `Features::NAMES` turned off)
 //!       [--frame=PERCENT]         (the site-mode region's share, for leave-one-out figures)
 //!       [--page-frame=PERCENT]    (the page-mode region's share, likewise)
+//!       [--articles=PERCENT]      (the share a cluster needs to read as articles, likewise)
 //!   cargo run --release --example clean_dev -- audit DATASET [--oracle]
 //!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle]
 
@@ -308,6 +309,9 @@ fn features() -> Features {
         }
         if let Some(pct) = arg.strip_prefix("--page-frame=") {
             f.page_frame_percent = pct.parse().expect("--page-frame=PERCENT");
+        }
+        if let Some(pct) = arg.strip_prefix("--articles=") {
+            f.articles_percent = pct.parse().expect("--articles=PERCENT");
         }
     }
     f

@@ -35,6 +35,9 @@ pub struct ClusterModel {
     region: Option<u64>,
     /// Site mode when the cluster has two or more distinct pages (`prune::Mode`).
     site: bool,
+    /// Site mode for pages that read as articles (`prune::Mode::Articles`).
+    #[serde(default)]
+    articles: bool,
     /// The components that run (all of them, except in the dev harness's ablations).
     features: Features,
     /// Where the lines the cleaner drops hold the pages' bylines.
@@ -179,12 +182,15 @@ impl ClusterModel {
             repeated: PathMap::default(),
             region: None,
             site: distinct.len() >= 2 && features.site_mode,
+            articles: false,
             features,
             bylines: Positions::default(),
         };
         model.repeated = model.repeated_paths(&distinct);
         let scored: Vec<Scored> = distinct.iter().map(|d| model.score(d)).collect();
         model.region = vote_region(&distinct, &scored);
+        model.articles =
+            model.site && features.articles && model.reads_as_articles(&distinct, &scored);
         // The verdicts depend on the region just voted, the byline positions on the verdicts;
         // neither changes what the other pages' verdicts are.
         let decided: Vec<Decided> = distinct
@@ -279,8 +285,40 @@ impl ClusterModel {
         (s.blocks, kept)
     }
 
+    /// How this model prunes (`prune::Mode`).
+    fn mode(&self) -> Mode {
+        match (self.site, self.articles) {
+            (false, _) => Mode::Page,
+            (true, false) => Mode::Site,
+            (true, true) => Mode::Articles,
+        }
+    }
+
+    /// Whether page mode keeps `Features::articles_percent` of the page text site mode keeps,
+    /// summed over the cluster's (distinct) pages (`prune::ARTICLES_PERCENT`).
+    fn reads_as_articles(&self, pages: &[&Dom], scored: &[Scored]) -> bool {
+        let own_kept = |kept: &[bool], s: &Scored| -> u64 {
+            s.blocks
+                .blocks
+                .iter()
+                .zip(kept)
+                .filter(|&(_, &k)| k)
+                .map(|(b, _)| u64::from(b.own_tokens()))
+                .sum()
+        };
+        let (mut site, mut page) = (0u64, 0u64);
+        for (dom, s) in pages.iter().zip(scored) {
+            site += own_kept(&self.keep_in(dom, s, Mode::Site), s);
+            page += own_kept(&self.keep_in(dom, s, Mode::Page), s);
+        }
+        site > 0 && 100 * page >= self.features.articles_percent * site
+    }
+
     fn keep(&self, dom: &Dom, s: &Scored) -> Vec<bool> {
-        let mode = if self.site { Mode::Site } else { Mode::Page };
+        self.keep_in(dom, s, self.mode())
+    }
+
+    fn keep_in(&self, dom: &Dom, s: &Scored, mode: Mode) -> Vec<bool> {
         let core = if self.features.region {
             self.region(dom, &s.scores)
         } else {
@@ -288,7 +326,7 @@ impl ClusterModel {
         };
         // Site mode: furniture markup embedded in the content's prose is content.
         let embedded;
-        let furniture = if mode == Mode::Site && self.features.furniture && self.features.embedded {
+        let furniture = if mode.site() && self.features.furniture && self.features.embedded {
             embedded = region::embedded_furniture(dom, &s.blocks, &s.furniture_roots, core);
             &embedded
         } else {
@@ -297,7 +335,7 @@ impl ClusterModel {
         let r = if self.features.region && self.features.frame {
             let percent = match mode {
                 Mode::Site => self.features.frame_percent,
-                Mode::Page => self.features.page_frame_percent,
+                Mode::Page | Mode::Articles => self.features.page_frame_percent,
             };
             region::frame(
                 dom,
@@ -655,6 +693,85 @@ pub(crate) mod tests {
             "Home",
         ] {
             assert!(!text.contains(chaff), "kept {chaff:?}: {text}");
+        }
+    }
+
+    /// A story whose more-stories box lists headlines no other page lists (a site seen once,
+    /// sampled pages): the list does not recur, so only its reading as links tells it apart. The
+    /// story is long beside the box, as a news story is.
+    fn story_with_unique_teasers(i: usize) -> String {
+        let teasers: String = (0..3)
+            .map(|k| {
+                format!(
+                    "<li><a href=/s/{i}/{k}>Teaser {i}{k}: the {} reopens after the vote</a></li>",
+                    WORDS[(i + k) % WORDS.len()]
+                )
+            })
+            .collect();
+        let body: String = (0..5)
+            .map(|p| format!("<p>{}</p>", body_paragraph(i, p)))
+            .collect();
+        format!(
+            "<body><nav><a href=/>Home</a> <a href=/world>World</a></nav><div class=story>\
+             <h1>Headline {i}</h1>{body}<h3>More stories</h3><ul>{teasers}</ul>\
+             </div><footer>Example News</footer></body>"
+        )
+    }
+
+    fn learned_with(doms: &[Dom], features: Features) -> (ClusterModel, Vec<String>) {
+        let essential = essential_sets(doms);
+        let template = support::template(essential.iter().map(Vec::as_slice));
+        let pages: Vec<&Dom> = doms.iter().collect();
+        ClusterModel::learn_and_clean_with(&pages, &template, features)
+    }
+
+    #[test]
+    fn a_cluster_of_stories_reads_as_articles_and_loses_teasers_seen_once() {
+        let doms: Vec<Dom> = (0..6)
+            .map(|i| parse_html(&story_with_unique_teasers(i)).dom)
+            .collect();
+        let (model, texts) = learned_with(&doms, Features::ALL);
+        assert_eq!(model.mode(), Mode::Articles);
+        for (i, text) in texts.iter().enumerate() {
+            assert!(text.contains(&body_paragraph(i, 1)), "page {i}: {text}");
+            assert!(!text.contains("Teaser"), "page {i}: {text}");
+        }
+        // Site mode alone keeps the list: its lines recur on no other page.
+        let off = Features::ALL.without("articles").expect("a known name");
+        let (model, texts) = learned_with(&doms, off);
+        assert_eq!(model.mode(), Mode::Site);
+        assert!(texts.iter().all(|t| t.contains("Teaser")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_cluster_of_contents_pages_does_not_read_as_articles() {
+        // Chapter pages of a manual: a short introduction, then the chapter's contents, links
+        // that are the page's content. Page mode would drop the contents; site mode keeps them.
+        let doms: Vec<Dom> = (0..6)
+            .map(|c| {
+                let contents: String = (0..8)
+                    .map(|k| {
+                        format!(
+                            "<li><a href=/c{c}/s{k}>{c}.{k} Configuring the {} module</a></li>",
+                            WORDS[(c * 8 + k) % WORDS.len()]
+                        )
+                    })
+                    .collect();
+                parse_html(&format!(
+                    "<body><nav><a href=/>Manual</a></nav><div class=body><h1>Chapter {c}</h1>\
+                     <p>{}</p><ul>{contents}</ul></div><footer>Manual footer</footer></body>",
+                    sentence(c, 0)
+                ))
+                .dom
+            })
+            .collect();
+        let (model, texts) = learned_with(&doms, Features::ALL);
+        assert_eq!(model.mode(), Mode::Site);
+        for (c, text) in texts.iter().enumerate() {
+            assert!(
+                text.contains(&format!("{c}.3 Configuring")),
+                "page {c}: {text}"
+            );
         }
     }
 

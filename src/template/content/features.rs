@@ -39,6 +39,12 @@ pub struct Features {
     /// A kept block renders whole: its template text (a label inside a kept paragraph, a line
     /// of generated code shared with sibling pages) goes with it; off, only its own text.
     pub whole_blocks: bool,
+    /// Site mode: a cluster whose pages read as articles (`prune::ARTICLES_PERCENT`) is cleaned
+    /// in `Mode::Articles` (link lines go as in page mode, with page mode's region share).
+    pub articles: bool,
+    /// The share, in percent, of site mode's page text page mode must keep for a cluster to read
+    /// as articles (`prune::ARTICLES_PERCENT`).
+    pub articles_percent: u64,
     /// The share of a page's eligible text the site-mode region must hold, in percent
     /// (`region::FRAME_PERCENT`).
     pub frame_percent: u64,
@@ -61,6 +67,8 @@ impl Features {
         template_in_content: true,
         labels: true,
         whole_blocks: true,
+        articles: true,
+        articles_percent: super::prune::ARTICLES_PERCENT,
         frame_percent: super::region::FRAME_PERCENT,
         page_frame_percent: super::region::PAGE_FRAME_PERCENT,
     };
@@ -79,6 +87,7 @@ impl Features {
         "template-in-content",
         "labels",
         "whole-blocks",
+        "articles",
     ];
 
     /// `self` with the component `name` (one of `NAMES`) turned off; `None` for an unknown name.
@@ -96,6 +105,7 @@ impl Features {
             "template-in-content" => &mut self.template_in_content,
             "labels" => &mut self.labels,
             "whole-blocks" => &mut self.whole_blocks,
+            "articles" => &mut self.articles,
             _ => return None,
         };
         *flag = false;

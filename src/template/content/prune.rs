@@ -11,6 +11,9 @@
 //!   list or an API index); a short repeated line goes only when it stands alone in the region
 //!   (a byline, an editor line), not inside a record (a "Parameters:" term); template text inside
 //!   a record of page-specific content comes back (a generated "Method Summary" heading).
+//! - **Articles** (site mode for a cluster whose pages read as articles, ``ARTICLES_PERCENT``):
+//!   as site mode, except that a link line goes as in page mode, recurring or not (a
+//!   more-stories list beside a story is related-article chaff even on a site seen once).
 
 use crate::dom::Dom;
 
@@ -22,6 +25,13 @@ use super::region;
 /// a byline, a source or editor line; above it, shared prose (a story filed twice, a quote).
 pub const SHORT_REPEATED: u32 = 20;
 
+/// A cluster reads as articles when page mode, run on each of its pages, keeps at least this
+/// share (percent) of the page text site mode keeps: then what site mode alone keeps is the link
+/// lists around a story (more stories, related), not the tables, code and contents lists of
+/// generated docs, which page mode drops by the half (news clusters 91–100 %, most docs clusters
+/// below 90 %; the sweep and leave-one-out figures are in docs/quality.md).
+pub const ARTICLES_PERCENT: u64 = 90;
+
 /// How much cross-page evidence a page is cleaned with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -29,6 +39,15 @@ pub enum Mode {
     Page,
     /// Two or more distinct pages: a template and repeated text.
     Site,
+    /// Site mode for a cluster whose pages read as articles: link lines go as in page mode.
+    Articles,
+}
+
+impl Mode {
+    /// Cleaned on cross-page evidence (site mode or its articles variant).
+    pub fn site(self) -> bool {
+        matches!(self, Mode::Site | Mode::Articles)
+    }
 }
 
 /// Per node, subtree sums over blocks: block count, text tokens (own + template) and link
@@ -93,7 +112,7 @@ pub fn keep(
     let inside = |first: usize| first > region && first < end;
     let records = Records::new(dom, blocks);
     let link_goes = |b: &Block, first: usize| match mode {
-        Mode::Page => region::is_link_block(b),
+        Mode::Page | Mode::Articles => region::is_link_block(b),
         Mode::Site => {
             region::is_link_block(b)
                 && b.repeated_tokens > 0
@@ -105,7 +124,7 @@ pub fn keep(
     let around_core = |a: usize| a <= core && core < dom.nodes[a].end as usize;
     // The first text node of the core's last block of page text (not a short repeated line).
     let core_end = dom.nodes[core].end as usize;
-    let last_prose = if mode == Mode::Site && features.labels {
+    let last_prose = if mode.site() && features.labels {
         // Blocks are in document order: the last one inside the core that is page text.
         blocks
             .blocks
@@ -121,7 +140,7 @@ pub fn keep(
         let own = b.own_tokens();
         b.repeated_tokens == own
             && own < SHORT_REPEATED
-            && (mode == Mode::Page || {
+            && (!mode.site() || {
                 let a = records.of(dom, first);
                 a <= region
                     || (features.labels
@@ -143,10 +162,10 @@ pub fn keep(
                 && !(features.repeated && repeated_goes(b, first))
         })
         .collect();
-    if mode == Mode::Site && features.labels {
+    if mode.site() && features.labels {
         drop_orphan_labels(dom, blocks, &records, region, &mut kept);
     }
-    if mode == Mode::Site && features.template_in_content {
+    if mode.site() && features.template_in_content {
         template_in_content(
             dom,
             blocks,
