@@ -2,7 +2,8 @@
 //! through `HostClusters`; only new pages and pages of clusters whose template changed are
 //! cleaned, each cluster's content model cached until its template changes) and the end-of-crawl
 //! pass (the whole site reclustered and cleaned by the engine `thresher clean` runs, one
-//! cluster's pages in memory at a time).
+//! cluster's pages in memory at a time; pages whose text the same model already wrote, by its
+//! fingerprint, are kept as they are).
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -299,7 +300,8 @@ impl SiteLearner<'_> {
 
     /// The TEXT end-of-crawl pass: the site's incremental clustering is reclustered from scratch
     /// (the batch algorithm `thresher clean` runs, on the same pages: the same partition), and
-    /// every page is cleaned under it by the engine `clean` uses. Cluster labels stay the
+    /// every page is cleaned under it by the engine `clean` uses — but pages whose current text
+    /// a model of the same fingerprint wrote (`model_fingerprint`), which would get it again. Cluster labels stay the
     /// incremental state's ids, so a later resume continues from them.
     ///
     /// Clustering needs only the stored path sets; pages are then loaded, learned from and
