@@ -362,12 +362,13 @@ fn recrawl_line(store: &Store, stats: &CrawlStats, since_ms: u64) -> Result<Stri
 fn learn_line(l: &LearnSummary) -> String {
     format!(
         "Templates: {} incremental steps ({} page cleanings, {:.1}s), end-of-crawl pass over {} \
-         sites ({} pages, {:.1}s); {} files written.",
+         sites ({} pages cleaned, {} kept from the same model, {:.1}s); {} files written.",
         l.steps,
         l.interim_cleans,
         l.interim_time.as_secs_f64(),
         l.final_sites,
         l.final_cleans,
+        l.final_reused,
         l.final_time.as_secs_f64(),
         l.pages_written
     )

@@ -56,6 +56,8 @@ pub struct LearnSummary {
     pub interim_cleans: u64,
     /// Pages cleaned by the end-of-crawl pass.
     pub final_cleans: u64,
+    /// Pages the end-of-crawl pass kept: the same model (fingerprint) had written their text.
+    pub final_reused: u64,
     /// Time spent in incremental steps, and in the end-of-crawl pass (summed over its threads).
     pub interim_time: Duration,
     pub final_time: Duration,
@@ -315,6 +317,7 @@ fn finish_all(
                 summary.failed_sites.retain(|s| *s != site);
                 summary.final_sites += 1;
                 summary.final_cleans += step.cleaned_now;
+                summary.final_reused += step.reused;
                 summary.pages_written += step.written;
             }
             Err(e) => {

@@ -2,7 +2,8 @@
 //! through `HostClusters`; only new pages and pages of clusters whose template changed are
 //! cleaned, each cluster's content model cached until its template changes) and the end-of-crawl
 //! pass (the whole site reclustered and cleaned by the engine `thresher clean` runs, one
-//! cluster's pages in memory at a time).
+//! cluster's pages in memory at a time; pages whose text the same model already wrote, by its
+//! fingerprint, are kept as they are).
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -66,11 +67,59 @@ pub struct SiteState {
 pub struct Step {
     /// Pages cleaned this step (the work done).
     pub cleaned_now: u64,
+    /// Pages an end-of-crawl pass kept as they were: their text came from the same model.
+    pub reused: u64,
     /// Pages whose text changed and was (re)written this step.
     pub written: u64,
     /// Pages of the site that have cleaned text.
     pub cleaned: u64,
     pub clusters: u64,
+}
+
+/// What a whole-site pass did.
+#[derive(Default)]
+struct Pass {
+    /// Pages of the current era the pass went over.
+    seen: u64,
+    /// Pages cleaned (loaded and run through a model).
+    cleaned: u64,
+    /// Pages whose text the pass's own model had written already (`model_fingerprint`): kept,
+    /// not cleaned again.
+    reused: u64,
+    clusters: Vec<ClusterSummary>,
+    /// Pages whose text changed.
+    written: u64,
+}
+
+/// Bump when the end-of-crawl engine (`engine::clean_cluster_pages`, `ClusterModel`) would
+/// write other text from the same pages: text fingerprinted by the old engine is then cleaned
+/// again. (The crate version is part of the fingerprint too.)
+const MODEL_REVISION: u32 = 1;
+
+/// The fingerprint of an end-of-crawl cluster model: everything its text depends on but the
+/// page itself — the engine's version, the cluster's label (written with the text), its template
+/// and the pages it learns from (id and `engine::sample_key` each, in learning order). A page
+/// whose text a model of this fingerprint wrote, and whose bytes have not been replaced since
+/// (a replacement removes the page's fingerprint, `Store::put_clean_models`), would get the
+/// same text again.
+fn model_fingerprint(
+    label: ClusterId,
+    template: &[u64],
+    learners: impl Iterator<Item = (u64, u64)>,
+) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(&MODEL_REVISION.to_le_bytes());
+    h.update(&label.to_le_bytes());
+    h.update(&(template.len() as u64).to_le_bytes());
+    for p in template {
+        h.update(&p.to_le_bytes());
+    }
+    for (id, key) in learners {
+        h.update(&id.to_le_bytes());
+        h.update(&key.to_le_bytes());
+    }
+    h.digest()
 }
 
 pub struct SiteLearner<'a> {
@@ -213,6 +262,7 @@ impl SiteLearner<'_> {
         self.update_index(site, state, &cleaned)?;
         Ok(Step {
             cleaned_now,
+            reused: 0,
             written,
             cleaned: pages,
             clusters,
@@ -250,7 +300,8 @@ impl SiteLearner<'_> {
 
     /// The TEXT end-of-crawl pass: the site's incremental clustering is reclustered from scratch
     /// (the batch algorithm `thresher clean` runs, on the same pages: the same partition), and
-    /// every page is cleaned under it by the engine `clean` uses. Cluster labels stay the
+    /// every page is cleaned under it by the engine `clean` uses — but pages whose current text
+    /// a model of the same fingerprint wrote (`model_fingerprint`), which would get it again. Cluster labels stay the
     /// incremental state's ids, so a later resume continues from them.
     ///
     /// Clustering needs only the stored path sets; pages are then loaded, learned from and
@@ -263,7 +314,7 @@ impl SiteLearner<'_> {
         site: &str,
         state: &mut SiteState,
         old: &BTreeSet<u64>,
-    ) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
+    ) -> Result<Pass, LearnError> {
         let (ids, sets) = self.site_records(site, Store::path_set, old)?;
         self.load_state(site, state)?;
         let mut hc = state.clusters.take().expect("invariant: loaded above");
@@ -305,8 +356,10 @@ impl SiteLearner<'_> {
         drop(sets);
         let mut labels: Vec<ClusterId> = hc.clusters().collect();
         labels.sort_unstable();
-        let mut clusters = Vec::with_capacity(labels.len());
-        let mut written = 0;
+        let mut pass = Pass {
+            seen: ids.len() as u64,
+            ..Pass::default()
+        };
         for &label in &labels {
             let mut members: Vec<u32> = hc
                 .members(label)
@@ -316,10 +369,28 @@ impl SiteLearner<'_> {
                 .collect();
             members.sort_unstable();
             if members.len() > engine::LEARN_SAMPLE {
-                let (summary, n) =
-                    self.stream_cluster(site, label, &members, &ids, &essential, &keys)?;
-                written += n;
-                clusters.push(summary);
+                let summary =
+                    self.stream_cluster(site, label, &members, &ids, &essential, &keys, &mut pass)?;
+                pass.clusters.push(summary);
+                continue;
+            }
+            // The model learns from every member: its inputs are the template and the members'
+            // pages, so text written by a model of the same fingerprint is this model's text.
+            let template =
+                support::template(members.iter().map(|&m| essential[m as usize].as_slice()));
+            let fingerprint = model_fingerprint(
+                label,
+                &template,
+                members.iter().map(|&m| (ids[m as usize], keys[m as usize])),
+            );
+            let member_ids: Vec<u64> = members.iter().map(|&m| ids[m as usize]).collect();
+            if self.certified(&member_ids, fingerprint)? {
+                pass.reused += member_ids.len() as u64;
+                pass.clusters.push(ClusterSummary {
+                    id: label,
+                    members: member_ids,
+                    template,
+                });
                 continue;
             }
             let mut doms = Vec::with_capacity(members.len());
@@ -338,16 +409,22 @@ impl SiteLearner<'_> {
             let (template, cleaned) = engine::clean_cluster_pages(&pages, &sets);
             drop(pages);
             drop(doms);
+            pass.cleaned += kept.len() as u64;
             let mut records = Vec::new();
             for (&m, page) in kept.iter().zip(cleaned) {
                 let id = ids[m as usize];
                 records.extend(self.write(site, id, label, page)?);
             }
             self.store.put_cleaned_many(&records)?;
-            written += records.len() as u64;
-            clusters.push(ClusterSummary {
+            pass.written += records.len() as u64;
+            let kept_ids: Vec<u64> = kept.iter().map(|&m| ids[m as usize]).collect();
+            // A member without a DOM left the model's inputs short of the fingerprint's.
+            if kept.len() == members.len() {
+                self.store.put_clean_models(&kept_ids, fingerprint)?;
+            }
+            pass.clusters.push(ClusterSummary {
                 id: label,
-                members: kept.iter().map(|&m| ids[m as usize]).collect(),
+                members: kept_ids,
                 template,
             });
         }
@@ -356,14 +433,16 @@ impl SiteLearner<'_> {
         state.unsaved_since = None;
         state.clusters = Some(hc);
         state.models.clear();
-        Ok((ids.len() as u64, clusters, written))
+        Ok(pass)
     }
 
     /// A cluster larger than `engine::LEARN_SAMPLE` in the end-of-crawl pass: its model learns
     /// from the sample `engine::clean_cluster` would pick (only those DOMs in memory at once),
     /// then each page is loaded, cleaned and written in turn — the same text as `clean`, with
-    /// memory bounded by the sample rather than the cluster. Returns the cluster's summary and
-    /// how many pages' text changed.
+    /// memory bounded by the sample rather than the cluster. Pages whose text this same model
+    /// (fingerprint) wrote are not cleaned again; when every page's was, nothing is loaded.
+    /// Returns the cluster's summary; counts go to `pass`.
+    #[allow(clippy::too_many_arguments)]
     fn stream_cluster(
         &self,
         site: &str,
@@ -372,10 +451,41 @@ impl SiteLearner<'_> {
         ids: &[u64],
         essential: &[Vec<u64>],
         keys: &[u64],
-    ) -> Result<(ClusterSummary, u64), LearnError> {
+        pass: &mut Pass,
+    ) -> Result<ClusterSummary, LearnError> {
         let template = support::template(members.iter().map(|&m| essential[m as usize].as_slice()));
         let member_keys: Vec<u64> = members.iter().map(|&m| keys[m as usize]).collect();
         let chosen = engine::learn_sample(&member_keys);
+        let fingerprint = model_fingerprint(
+            label,
+            &template,
+            chosen
+                .iter()
+                .map(|&k| (ids[members[k] as usize], member_keys[k])),
+        );
+        // The model's own inputs must be the pages it was learned from (a page replaced since
+        // lost its fingerprint), then each page stands on its own.
+        let sample_ids: Vec<u64> = chosen.iter().map(|&k| ids[members[k] as usize]).collect();
+        let mut stale = Vec::new();
+        if self.certified(&sample_ids, fingerprint)? {
+            for &m in members {
+                let id = ids[m as usize];
+                if self.store.clean_model(id)? != Some(fingerprint) {
+                    stale.push(id);
+                }
+            }
+            if stale.is_empty() {
+                pass.reused += members.len() as u64;
+                return Ok(ClusterSummary {
+                    id: label,
+                    members: members.iter().map(|&m| ids[m as usize]).collect(),
+                    template,
+                });
+            }
+        } else {
+            stale = members.iter().map(|&m| ids[m as usize]).collect();
+        }
+        let stale: HashSet<u64> = stale.into_iter().collect();
         let mut sample = Vec::new();
         let mut sample_ids = Vec::new();
         for &k in &chosen {
@@ -385,11 +495,13 @@ impl SiteLearner<'_> {
                 sample_ids.push(id);
             }
         }
+        let whole_sample = sample_ids.len() == chosen.len();
         let refs: Vec<&Dom> = sample.iter().collect();
         // The sample's own texts come with its learning, as in `engine::clean_cluster`.
         let (model, sample_cleaned) = ClusterModel::learn_and_clean_pages(&refs, &template);
         drop(refs);
         drop(sample);
+        pass.cleaned += sample_ids.len() as u64;
         let mut kept: Vec<u64> = Vec::with_capacity(members.len());
         let mut records = Vec::new();
         for (&id, page) in sample_ids.iter().zip(sample_cleaned) {
@@ -397,31 +509,55 @@ impl SiteLearner<'_> {
             kept.push(id);
         }
         self.store.put_cleaned_many(&records)?;
-        let mut written = records.len() as u64;
-        let in_sample: std::collections::HashSet<u64> = sample_ids.into_iter().collect();
+        pass.written += records.len() as u64;
+        if whole_sample {
+            self.store.put_clean_models(&sample_ids, fingerprint)?;
+        }
+        let in_sample: HashSet<u64> = sample_ids.into_iter().collect();
         for chunk in members.chunks(engine::LEARN_SAMPLE) {
             let mut records = Vec::new();
+            let mut certify = Vec::new();
             for &m in chunk {
                 let id = ids[m as usize];
                 if in_sample.contains(&id) {
                     continue;
                 }
+                if !stale.contains(&id) {
+                    kept.push(id);
+                    pass.reused += 1;
+                    continue;
+                }
                 if let Some(dom) = self.store.dom(id)? {
                     let page = model.clean_page(&dom);
+                    pass.cleaned += 1;
                     records.extend(self.write(site, id, label, page)?);
                     kept.push(id);
+                    certify.push(id);
                 }
             }
             self.store.put_cleaned_many(&records)?;
-            written += records.len() as u64;
+            pass.written += records.len() as u64;
+            if whole_sample {
+                self.store.put_clean_models(&certify, fingerprint)?;
+            }
         }
         kept.sort_unstable();
-        let summary = ClusterSummary {
+        Ok(ClusterSummary {
             id: label,
             members: kept,
             template,
-        };
-        Ok((summary, written))
+        })
+    }
+
+    /// Whether the model of fingerprint `fingerprint` wrote the current cleaned text of every
+    /// page of `ids` (then those texts are what that model writes: its inputs are unchanged).
+    fn certified(&self, ids: &[u64], fingerprint: u64) -> Result<bool, LearnError> {
+        for &id in ids {
+            if self.store.clean_model(id)? != Some(fingerprint) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// One cleaned page's text file and byline (`Output::file`): the record to store for it.
@@ -461,11 +597,7 @@ impl SiteLearner<'_> {
 
     /// A whole site at once through `detect::clean_site` (a baseline detector, or TEXT's
     /// interim whole-site pass): every page's DOM in memory, but those of earlier eras (`old`).
-    fn in_memory_pass(
-        &self,
-        site: &str,
-        old: &BTreeSet<u64>,
-    ) -> Result<(u64, Vec<ClusterSummary>, u64), LearnError> {
+    fn in_memory_pass(&self, site: &str, old: &BTreeSet<u64>) -> Result<Pass, LearnError> {
         let (ids, doms) = self.site_records(site, Store::dom, old)?;
         let result = detect::clean_site(self.detector, &doms);
         drop(doms);
@@ -488,7 +620,13 @@ impl SiteLearner<'_> {
                 template: result.templates.get(c).cloned().unwrap_or_default(),
             })
             .collect();
-        Ok((ids.len() as u64, clusters, records.len() as u64))
+        Ok(Pass {
+            seen: ids.len() as u64,
+            cleaned: ids.len() as u64,
+            reused: 0,
+            clusters,
+            written: records.len() as u64,
+        })
     }
 
     /// Add the pages just cleaned to the site's `index.tsv`: appended to the file, once the
@@ -659,15 +797,15 @@ impl SiteLearner<'_> {
         is_final: bool,
         old: &BTreeSet<u64>,
     ) -> Result<Step, LearnError> {
-        let (pages, clusters, written) = match self.detector {
+        let pass = match self.detector {
             Detector::Text(_) if is_final => self.final_text_pass(site, state, old)?,
             _ => self.in_memory_pass(site, old)?,
         };
-        let all = pages + old.len() as u64;
+        let all = pass.seen + old.len() as u64;
         let summary = SiteClusters {
             detector: self.detector.to_string(),
             final_pages: if is_final { all } else { 0 },
-            clusters,
+            clusters: pass.clusters,
             updated_at_ms: now_ms(),
         };
         self.store.put_site_clusters(site, &summary)?;
@@ -675,8 +813,9 @@ impl SiteLearner<'_> {
         self.out.write_index(site, &rows)?;
         state.index = Some(rows.into_keys().collect());
         Ok(Step {
-            cleaned_now: pages,
-            written,
+            cleaned_now: pass.cleaned,
+            reused: pass.reused,
+            written: pass.written,
             cleaned: all,
             clusters: summary.clusters.len() as u64,
         })
@@ -729,6 +868,55 @@ mod tests {
         ));
         assert!(store.commit(c).unwrap().page_stored);
         (id, url)
+    }
+
+    /// Page `n` of a site of two unlike layouts (even: an article page; odd: a table-laid
+    /// listing), which cluster apart; stored as the crawler stores it. Its id.
+    fn store_two_layout_page(store: &Store, n: usize) -> u64 {
+        let html = if n % 2 == 0 {
+            format!(
+                "<html><body><header><nav><ul><li>Home</li><li>World</li><li>Sport</li>\
+                 <li>Arts</li></ul></nav></header><main><article><h1>Story {n}</h1>\
+                 <p>First paragraph of story {n}, with words of its own.</p>\
+                 <p>Second paragraph of story {n}: more words, other words.</p></article>\
+                 <aside><h3>Most read</h3><ol><li>One</li><li>Two</li></ol></aside></main>\
+                 <footer><p>© A Example</p></footer></body></html>"
+            )
+        } else {
+            format!(
+                "<html><body><table><tr><td><b>Catalogue</b></td><td><i>Help</i></td></tr>\
+                 <tr><td colspan=2><h2>Listing {n}</h2><dl><dt>Item {n}</dt>\
+                 <dd>Described at length for listing {n}.</dd></dl></td></tr>\
+                 <tr><td><small>Terms</small></td><td><small>Contact</small></td></tr>\
+                 </table></body></html>"
+            )
+        };
+        let dom = parse_html(&html).dom;
+        let meta = PageMeta {
+            url: format!("http://{SITE}/l{n}"),
+            requested: None,
+            site: SITE.into(),
+            status: 200,
+            content_type: Some("text/html".into()),
+            headers: vec![],
+            fetched_at_ms: 1,
+            depth: 1,
+            body_bytes: html.len() as u64,
+            encoding: "UTF-8".into(),
+            title: None,
+            truncated: false,
+        };
+        let id = 5000 + n as u64 * 7919;
+        let mut c = Commit::new();
+        c.page(NewPage::new(
+            id,
+            meta,
+            html.as_bytes(),
+            &dom,
+            &dom.path_set(),
+        ));
+        assert!(store.commit(c).unwrap().page_stored);
+        id
     }
 
     fn text_learner<'a>(store: &'a Store, out: &'a Output) -> SiteLearner<'a> {
@@ -877,6 +1065,26 @@ mod tests {
             store_page(&store, n);
         }
         learner.finish(SITE, &mut SiteState::default()).unwrap();
+        let summary = store.site_clusters(SITE).unwrap().unwrap();
+        assert!(summary
+            .clusters
+            .iter()
+            .any(|c| c.members.len() > engine::LEARN_SAMPLE));
+        assert_text_equals_clean(&store);
+        // Nothing changed: every page is kept, none loaded.
+        let again = learner.finish(SITE, &mut SiteState::default()).unwrap();
+        assert_eq!((again.cleaned_now, again.reused), (0, again.cleaned));
+        // A page more: the clusters that took it re-learn and re-clean (a streamed one only
+        // where its sample or template moved), and the text is still `clean`'s.
+        store_page(&store, 2 * (engine::LEARN_SAMPLE + 20));
+        let more = learner.finish(SITE, &mut SiteState::default()).unwrap();
+        assert!(more.cleaned_now > 0, "{more:?}");
+        assert_text_equals_clean(&store);
+    }
+
+    /// Every page's stored text is what `engine::clean_cluster` gives its cluster of the site's
+    /// last end-of-crawl pass (with support over all the site's pages, as `clean` counts it).
+    fn assert_text_equals_clean(store: &Store) {
         let ids = store.site_pages(SITE).unwrap();
         let sets: Vec<Vec<u64>> = ids
             .iter()
@@ -884,10 +1092,14 @@ mod tests {
             .collect();
         let essential = engine::essential_from_sets(&sets);
         let summary = store.site_clusters(SITE).unwrap().unwrap();
-        assert!(summary
-            .clusters
-            .iter()
-            .any(|c| c.members.len() > engine::LEARN_SAMPLE));
+        assert_eq!(
+            summary
+                .clusters
+                .iter()
+                .map(|c| c.members.len())
+                .sum::<usize>(),
+            ids.len()
+        );
         for c in &summary.clusters {
             let doms: Vec<Dom> = c
                 .members
@@ -903,8 +1115,77 @@ mod tests {
             let (template, texts) = engine::clean_cluster(&pages, &refs);
             assert_eq!(template, c.template);
             for (id, text) in c.members.iter().zip(texts) {
-                assert_eq!(store.cleaned(*id).unwrap().unwrap().text, text, "page {id}");
+                let record = store.cleaned(*id).unwrap().unwrap();
+                assert_eq!(record.text, text, "page {id}");
+                assert_eq!(record.cluster, c.id, "page {id}");
             }
         }
+    }
+
+    /// The end-of-crawl pass cleans a page again only when the model its text came from is not
+    /// the one the pass would use (issue 9): a cluster nothing changed in keeps its text, one
+    /// that took a page is re-cleaned whole, and so is one whose text something else wrote.
+    #[test]
+    fn the_end_of_crawl_pass_recleans_only_pages_whose_model_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("data"), 8 << 20).unwrap();
+        let out = Output::new(&dir.path().join("out"));
+        let learner = text_learner(&store, &out);
+        let mut state = SiteState::default();
+        let ids: Vec<u64> = (0..12).map(|n| store_two_layout_page(&store, n)).collect();
+        learner.step(SITE, &mut state, &ids).unwrap();
+        let first = learner.finish(SITE, &mut state).unwrap();
+        assert_eq!((first.cleaned_now, first.reused), (12, 0), "{first:?}");
+        assert_text_equals_clean(&store);
+        let clusters = store.site_clusters(SITE).unwrap().unwrap().clusters;
+        assert_eq!(clusters.len(), 2, "the two layouts");
+        let odd = clusters
+            .iter()
+            .find(|c| c.members.contains(&ids[1]))
+            .unwrap()
+            .members
+            .clone();
+        assert_eq!(odd.len(), 6);
+
+        // Nothing changed: no page cleaned again.
+        let same = learner.finish(SITE, &mut state).unwrap();
+        assert_eq!((same.cleaned_now, same.reused), (0, 12), "{same:?}");
+
+        // An even page more: its cluster's model changed (a new member to learn from), the odd
+        // one's did not.
+        let id = store_two_layout_page(&store, 12);
+        learner.step(SITE, &mut state, &[id]).unwrap();
+        let stamps = |ids: &[u64]| -> Vec<u64> {
+            ids.iter()
+                .map(|&id| store.cleaned(id).unwrap().unwrap().updated_at_ms)
+                .collect()
+        };
+        let odd_before = stamps(&odd);
+        let grown = learner.finish(SITE, &mut state).unwrap();
+        assert_eq!((grown.cleaned_now, grown.reused), (7, 6), "{grown:?}");
+        assert_eq!(stamps(&odd), odd_before, "the odd pages' records untouched");
+        assert_text_equals_clean(&store);
+
+        // Other text written for an odd page (what an incremental step does with its interim
+        // model): the page, and so its cluster, no longer carry the pass's model.
+        let mut record = store.cleaned(odd[0]).unwrap().unwrap();
+        record.text.push_str("\ninterim line");
+        store.put_cleaned_many(&[(odd[0], record)]).unwrap();
+        let rewritten = learner.finish(SITE, &mut state).unwrap();
+        assert_eq!(
+            (rewritten.cleaned_now, rewritten.reused),
+            (6, 7),
+            "{rewritten:?}"
+        );
+        assert_text_equals_clean(&store);
+        assert_eq!(
+            std::fs::read_to_string(
+                out.site_dir(SITE)
+                    .join(format!("{}.txt", crate::crawl::url::page_stem(odd[0])))
+            )
+            .unwrap(),
+            store.cleaned(odd[0]).unwrap().unwrap().text,
+            "the file rewritten too"
+        );
     }
 }

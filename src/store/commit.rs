@@ -349,6 +349,7 @@ impl Store {
                 batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());
                 batch.insert(key::page(key::PATHS, page.id), page.paths.as_slice());
                 batch.insert(key::site_page(&page.meta.site, page.id), &[][..]);
+                batch.remove(key::page(key::CLEAN_MODEL, page.id));
                 let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
                 counters.pages += 1;
                 counters.bytes += page.meta.body_bytes;
@@ -414,6 +415,8 @@ impl Store {
         batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());
         batch.insert(key::page(key::PATHS, page.id), page.paths.as_slice());
         batch.insert(key::site_page(site, page.id), &[][..]);
+        // New bytes: no model has cleaned them yet (`learn::site` re-cleans the page).
+        batch.remove(key::page(key::CLEAN_MODEL, page.id));
         batch.remove(key::page(key::GONE, page.id));
         let mut counters = reg.sites.get(site).cloned().unwrap_or_default();
         match old_meta {

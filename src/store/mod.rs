@@ -132,6 +132,9 @@ pub(crate) mod key {
     pub const GONE: u8 = b'G';
     pub const REDESIGN: u8 = b'E';
     pub const OLD_ERA: u8 = b'O';
+    /// The fingerprint of the end-of-crawl model that wrote the page's current cleaned text
+    /// (`learn::site`); removed whenever anything else writes its text or replaces the page.
+    pub const CLEAN_MODEL: u8 = b'F';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());
@@ -611,6 +614,38 @@ impl Store {
                 lz4_flex::compress_prepend_size(&encode(record)),
             );
             batch.insert(key::page(key::CLEAN_SUM, *id), sum);
+            // Text written without a model fingerprint is certified by none: the end-of-crawl
+            // pass sets it again (`put_clean_models`) when its own model wrote the text.
+            batch.remove(key::page(key::CLEAN_MODEL, *id));
+        }
+        self.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// The fingerprint of the end-of-crawl model that wrote the page's current cleaned text
+    /// (`None`: an incremental step wrote it, the page was replaced since, or it has none).
+    pub fn clean_model(&self, id: u64) -> Result<Option<u64>, StoreError> {
+        let k = key::page(key::CLEAN_MODEL, id);
+        Ok(match self.tree.get(&k)? {
+            None => None,
+            Some(v) => {
+                Some(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
+                    corrupt(&k, "clean model fingerprint is not 8 bytes")
+                })?))
+            }
+        })
+    }
+
+    /// Record that the model with fingerprint `fingerprint` wrote the current cleaned text of
+    /// each page of `ids` (stored before this call: a kill in between leaves them uncertified,
+    /// which only costs a re-clean).
+    pub fn put_clean_models(&self, ids: &[u64], fingerprint: u64) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for &id in ids {
+            batch.insert(
+                key::page(key::CLEAN_MODEL, id),
+                &fingerprint.to_be_bytes()[..],
+            );
         }
         self.tree.apply_batch(batch)?;
         Ok(())
@@ -623,14 +658,19 @@ impl Store {
 
     /// Record what the page's byline says; an empty record removes the key (most pages have
     /// none, and absent keys cost nothing).
+    /// A new byline is new cleaned output: the page's model fingerprint goes with it (as in
+    /// `put_cleaned_many`).
     pub fn put_byline(&self, id: u64, record: &BylineRecord) -> Result<(), StoreError> {
         let k = key::page(key::BYLINE, id);
+        let mut batch = sled::Batch::default();
         if record.is_empty() {
-            self.tree.remove(k)?;
-            Ok(())
+            batch.remove(k);
         } else {
-            self.put(&k, record)
+            batch.insert(k, encode(record));
         }
+        batch.remove(key::page(key::CLEAN_MODEL, id));
+        self.tree.apply_batch(batch)?;
+        Ok(())
     }
 
     /// Number of stored pages (sum of the sites' counters).

@@ -165,6 +165,53 @@ fn cleaned_text_and_its_summary_agree() {
     assert_eq!(s.cleaned_ids().unwrap(), [9, 0x0100].into());
 }
 
+/// A page's model fingerprint certifies its current cleaned text only: any other write of its
+/// text or byline, and new bytes for the page, remove it (`learn::site` then cleans it again).
+#[test]
+fn a_model_fingerprint_goes_with_new_text_a_new_byline_or_new_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let html = b"<p>first bytes</p>";
+    let dom = parse_html("<p>first bytes</p>").dom;
+    let mut c = Commit::new();
+    c.page(NewPage::new(
+        1,
+        meta("http://a/x", "a"),
+        html,
+        &dom,
+        &dom.path_set(),
+    ));
+    assert!(s.commit(c).unwrap().page_stored);
+    let rec = CleanRecord {
+        cluster: 0,
+        text: "first".into(),
+        updated_at_ms: 1,
+    };
+    assert_eq!(s.clean_model(1).unwrap(), None);
+    s.put_cleaned(1, &rec).unwrap();
+    s.put_clean_models(&[1], 77).unwrap();
+    assert_eq!(s.clean_model(1).unwrap(), Some(77));
+    s.put_cleaned(1, &rec).unwrap();
+    assert_eq!(s.clean_model(1).unwrap(), None, "text written again");
+    s.put_clean_models(&[1], 77).unwrap();
+    let byline = BylineRecord {
+        author: Some("A. Writer".into()),
+        published: None,
+    };
+    s.put_byline(1, &byline).unwrap();
+    assert_eq!(s.clean_model(1).unwrap(), None, "a new byline");
+    s.put_clean_models(&[1], 77).unwrap();
+    let html = b"<p>second bytes</p>";
+    let dom = parse_html("<p>second bytes</p>").dom;
+    let mut c = Commit::new();
+    c.replace(
+        NewPage::new(1, meta("http://a/x", "a"), html, &dom, &dom.path_set()),
+        xxhash_rust::xxh3::xxh3_64(b"<p>first bytes</p>"),
+    );
+    s.commit(c).unwrap();
+    assert_eq!(s.clean_model(1).unwrap(), None, "the page replaced");
+}
+
 #[test]
 fn state_survives_reopen_and_origin_ids_stay_unique() {
     let dir = tempfile::tempdir().unwrap();
