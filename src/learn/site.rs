@@ -93,7 +93,9 @@ struct Pass {
 
 /// Bump when the end-of-crawl engine (`engine::clean_cluster_pages`, `ClusterModel`) would
 /// write other text from the same pages: text fingerprinted by the old engine is then cleaned
-/// again. (The crate version is part of the fingerprint too.)
+/// again. (The crate version is part of the fingerprint too.) The test
+/// `tests::model_revision_is_bumped_with_the_cleaners_text` pins the engine's text on a fixture
+/// of several kinds of site to this number, so a change to the cleaner fails it until both move.
 const MODEL_REVISION: u32 = 1;
 
 /// The fingerprint of an end-of-crawl cluster model: everything its text depends on but the
@@ -949,6 +951,91 @@ mod tests {
             tsv.push_str(&format!("{id:016x}\t{url}\n"));
         }
         tsv
+    }
+
+    /// The engine's text and bylines on three clusters — stories with more-stories lists
+    /// (articles), a manual's chapters of contents links (site mode), one page (page mode) —
+    /// hashed. `MODEL_REVISION` is pinned to it.
+    fn engine_text_hash() -> u64 {
+        let words = [
+            "harbour", "council", "museum", "bridge", "library", "festival", "energy",
+        ];
+        let w = |k: usize| words[k % words.len()];
+        let prose = |i: usize, p: usize| -> String {
+            (0..4)
+                .map(|s| {
+                    format!(
+                        "The {} of day {i} met the {} on point {p}.{s}, and the {} agreed. ",
+                        w(i + s),
+                        w(i * 3 + p),
+                        w(p + s * 2)
+                    )
+                })
+                .collect()
+        };
+        let story = |i: usize| -> String {
+            let body: String = (0..5).map(|p| format!("<p>{}</p>", prose(i, p))).collect();
+            let more: String = (0..3)
+                .map(|k| {
+                    format!(
+                        "<li><a href=/s/{i}{k}>Teaser {i}{k} on the {}</a></li>",
+                        w(i + k)
+                    )
+                })
+                .collect();
+            format!(
+                "<body><nav><a href=/>Home</a> <a href=/world>World</a></nav><div class=story>\
+                 <h1>Headline {i}</h1><p class=meta>By Ann Reporter | June {i}, 2024</p>{body}\
+                 <h3>More stories</h3><ul>{more}</ul></div><div id=comments><p>Reader {i} says \
+                 the {} is wrong.</p></div><footer>Example News</footer></body>",
+                w(i)
+            )
+        };
+        let chapter = |c: usize| -> String {
+            let toc: String = (0..6)
+                .map(|k| {
+                    format!(
+                        "<li><a href=/c{c}/{k}>{c}.{k} Setting up the {}</a></li>",
+                        w(c + k)
+                    )
+                })
+                .collect();
+            format!(
+                "<body><nav><a href=/>Manual</a></nav><div class=body><h1>Chapter {c}</h1>\
+                 <p>{}</p><ul>{toc}</ul><dl><dt>Parameters:</dt><dd>{}</dd></dl>\
+                 <pre>let x = {c};</pre></div><footer>Manual footer</footer></body>",
+                prose(c, 0),
+                prose(c, 1)
+            )
+        };
+        let clusters: Vec<Vec<String>> = vec![
+            (0..6).map(story).collect(),
+            (0..5).map(chapter).collect(),
+            vec![story(9)],
+        ];
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for pages in &clusters {
+            let doms: Vec<Dom> = pages.iter().map(|p| parse_html(p).dom).collect();
+            let refs: Vec<&Dom> = doms.iter().collect();
+            let essential = engine::essential_sets(&doms);
+            let sets: Vec<&[u64]> = essential.iter().map(Vec::as_slice).collect();
+            for page in engine::clean_cluster_pages(&refs, &sets).1 {
+                h.update(page.text.as_bytes());
+                h.update(format!("{:?}", page.byline).as_bytes());
+            }
+        }
+        h.digest()
+    }
+
+    #[test]
+    fn model_revision_is_bumped_with_the_cleaners_text() {
+        // A stored fingerprint vouches that the engine would write the same text again; an
+        // engine that writes other text must bump MODEL_REVISION, and pin the new hash here.
+        assert_eq!(
+            (MODEL_REVISION, engine_text_hash()),
+            (1, 0x1c2e_710a_3300_51eb),
+            "the cleaner's text changed: bump MODEL_REVISION and pin the new hash"
+        );
     }
 
     #[test]
