@@ -8,6 +8,7 @@
 //!       [--frame=PERCENT]         (the site-mode region's share, for leave-one-out figures)
 //!       [--page-frame=PERCENT]    (the page-mode region's share, likewise)
 //!       [--articles=PERCENT]      (the share a cluster needs to read as articles, likewise)
+//!       [--embedded-prose=TOKENS] [--short-repeated=TOKENS]   (those constants, likewise)
 //!   cargo run --release --example clean_dev -- audit DATASET [--oracle]
 //!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle]
 
@@ -312,6 +313,12 @@ fn features() -> Features {
         }
         if let Some(pct) = arg.strip_prefix("--articles=") {
             f.articles_percent = pct.parse().expect("--articles=PERCENT");
+        }
+        if let Some(n) = arg.strip_prefix("--embedded-prose=") {
+            f.embedded_prose = n.parse().expect("--embedded-prose=TOKENS");
+        }
+        if let Some(n) = arg.strip_prefix("--short-repeated=") {
+            f.short_repeated = n.parse().expect("--short-repeated=TOKENS");
         }
     }
     f

@@ -327,7 +327,13 @@ impl ClusterModel {
         // Site mode: furniture markup embedded in the content's prose is content.
         let embedded;
         let furniture = if mode.site() && self.features.furniture && self.features.embedded {
-            embedded = region::embedded_furniture(dom, &s.blocks, &s.furniture_roots, core);
+            embedded = region::embedded_furniture(
+                dom,
+                &s.blocks,
+                &s.furniture_roots,
+                core,
+                self.features.embedded_prose,
+            );
             &embedded
         } else {
             &s.furniture

@@ -45,6 +45,10 @@ pub struct Features {
     /// The share, in percent, of site mode's page text page mode must keep for a cluster to read
     /// as articles (`prune::ARTICLES_PERCENT`).
     pub articles_percent: u64,
+    /// Prose tokens that make embedded furniture content (`region::EMBEDDED_PROSE`).
+    pub embedded_prose: u32,
+    /// Below this many tokens a repeated line is a label (`prune::SHORT_REPEATED`).
+    pub short_repeated: u32,
     /// The share of a page's eligible text the site-mode region must hold, in percent
     /// (`region::FRAME_PERCENT`).
     pub frame_percent: u64,
@@ -69,6 +73,8 @@ impl Features {
         whole_blocks: true,
         articles: true,
         articles_percent: super::prune::ARTICLES_PERCENT,
+        embedded_prose: super::region::EMBEDDED_PROSE,
+        short_repeated: super::prune::SHORT_REPEATED,
         frame_percent: super::region::FRAME_PERCENT,
         page_frame_percent: super::region::PAGE_FRAME_PERCENT,
     };

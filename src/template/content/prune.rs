@@ -111,6 +111,7 @@ pub fn keep(
     let end = dom.nodes[region].end as usize;
     let inside = |first: usize| first > region && first < end;
     let records = Records::new(dom, blocks);
+    let short = features.short_repeated;
     let link_goes = |b: &Block, first: usize| match mode {
         Mode::Page | Mode::Articles => region::is_link_block(b),
         Mode::Site => {
@@ -131,7 +132,7 @@ pub fn keep(
             .iter()
             .rev()
             .map(|b| (blocks.first_node(b), b))
-            .find(|&(f, b)| f > core && f < core_end && !is_label(b) && b.own_tokens() > 0)
+            .find(|&(f, b)| f > core && f < core_end && !is_label(b, short) && b.own_tokens() > 0)
             .map_or(usize::MAX, |(f, _)| f)
     } else {
         usize::MAX
@@ -139,7 +140,7 @@ pub fn keep(
     let repeated_goes = |b: &Block, first: usize| {
         let own = b.own_tokens();
         b.repeated_tokens == own
-            && own < SHORT_REPEATED
+            && own < short
             && (!mode.site() || {
                 let a = records.of(dom, first);
                 a <= region
@@ -163,7 +164,7 @@ pub fn keep(
         })
         .collect();
     if mode.site() && features.labels {
-        drop_orphan_labels(dom, blocks, &records, region, &mut kept);
+        drop_orphan_labels(dom, blocks, &records, region, short, &mut kept);
     }
     if mode.site() && features.template_in_content {
         template_in_content(
@@ -180,9 +181,9 @@ pub fn keep(
 }
 
 /// A short line repeated on other pages: a label, a byline, a category name.
-fn is_label(b: &Block) -> bool {
+fn is_label(b: &Block, short: u32) -> bool {
     let own = b.own_tokens();
-    own > 0 && b.repeated_tokens == own && own < SHORT_REPEATED
+    own > 0 && b.repeated_tokens == own && own < short
 }
 
 /// Per node, how many kept blocks whose first text node lies in its subtree pass `count`.
@@ -214,13 +215,14 @@ fn drop_orphan_labels(
     blocks: &Blocks,
     records: &Records,
     region: usize,
+    short: u32,
     kept: &mut [bool],
 ) {
-    let page_text = |b: &Block| b.own_tokens() > 0 && !is_label(b);
+    let page_text = |b: &Block| b.own_tokens() > 0 && !is_label(b, short);
     let content = kept_below(dom, blocks, kept, page_text);
     let all = kept_below(dom, blocks, &vec![true; kept.len()], page_text);
     for (b, k) in blocks.blocks.iter().zip(kept.iter_mut()) {
-        if *k && is_label(b) {
+        if *k && is_label(b, short) {
             let a = records.of(dom, blocks.first_node(b));
             if a > region && content[a] == 0 && all[a] > 0 {
                 *k = false;

@@ -205,8 +205,14 @@ pub const EMBEDDED_PROSE: u32 = 60;
 
 /// Per block: furniture, except inside an element whose markup names furniture but which lies
 /// strictly inside the prose core `core`, between the core's first and last prose blocks, and
-/// holds `EMBEDDED_PROSE` tokens or more of prose of its own.
-pub fn embedded_furniture(dom: &Dom, blocks: &Blocks, roots: &[u32], core: usize) -> Vec<bool> {
+/// holds `min_prose` tokens or more of prose of its own (`EMBEDDED_PROSE`).
+pub fn embedded_furniture(
+    dom: &Dom,
+    blocks: &Blocks,
+    roots: &[u32],
+    core: usize,
+    min_prose: u32,
+) -> Vec<bool> {
     let end = dom.nodes[core].end as usize;
     let inside = |r: usize| r > core && r < end;
     let prose = |b: &Block| b.own_tokens() > b.link_tokens && !is_link_block(b);
@@ -233,7 +239,7 @@ pub fn embedded_furniture(dom: &Dom, blocks: &Blocks, roots: &[u32], core: usize
                 && !(inside(r as usize)
                     && i > lo
                     && i < hi
-                    && root_prose.get(&r).is_some_and(|&t| t >= EMBEDDED_PROSE))
+                    && root_prose.get(&r).is_some_and(|&t| t >= min_prose))
         })
         .collect()
 }
@@ -335,7 +341,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(
-            embedded_furniture(&dom, &blocks, &roots, core),
+            embedded_furniture(&dom, &blocks, &roots, core, EMBEDDED_PROSE),
             vec![false, false, false, true]
         );
     }
