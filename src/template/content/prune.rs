@@ -173,7 +173,10 @@ pub fn keep(
             furniture,
             region,
             &records,
-            features.labels,
+            Restore {
+                labels: features.labels,
+                generated: mode == Mode::Site,
+            },
             &mut kept,
         );
     }
@@ -231,19 +234,30 @@ fn drop_orphan_labels(
     }
 }
 
+/// Which template text `template_in_content` brings back.
+#[derive(Clone, Copy)]
+struct Restore {
+    /// A heading only when what it heads is kept (`Features::labels`).
+    labels: bool,
+    /// Site mode proper: any template block after the first kept one, not only headings.
+    generated: bool,
+}
+
 /// Site mode: a block of template text only is kept when its record lies strictly inside the
 /// region and holds kept page-specific text — a generated heading or term ("Parameters:",
-/// "Method Summary") belongs to the content it introduces — or when it is a heading (`h1`–`h6`,
-/// `dt`, `th`, `caption`) between the first and the last kept block (a generated section such as
-/// "Auto Trait Implementations" inside generated docs). A template label standing alone
-/// ("Advertisement", "Share this") does not come back.
+/// "Method Summary") belongs to the content it introduces — or when it follows the page's first
+/// kept block and what it leads to is kept (the next block with text of its own, or none):
+/// `generated` (site mode proper), any such block — text generated docs repeat inside every
+/// page's content (rustdoc's blanket implementations, "Performs the conversion."); in articles
+/// mode, only a heading (`h1`–`h6`, `dt`, `th`, `caption`) before the last kept block. A template
+/// label whose next text is dropped ("Advertisement", "Share this") does not come back.
 fn template_in_content(
     dom: &Dom,
     blocks: &Blocks,
     furniture: &[bool],
     region: usize,
     records: &Records,
-    labels: bool,
+    Restore { labels, generated }: Restore,
     kept: &mut [bool],
 ) {
     let kept_here = kept_below(dom, blocks, kept, |_| true);
@@ -271,9 +285,10 @@ fn template_in_content(
         }
         let a = records.of(dom, first);
         let in_record = a > region && kept_here[a] > 0;
-        let heading_within =
-            i > lo && i < hi && is_heading(dom, b.container as usize) && (!labels || next_kept[i]);
-        if in_record || heading_within {
+        let within = i > lo
+            && (generated || i < hi && is_heading(dom, b.container as usize))
+            && (!labels || next_kept[i]);
+        if in_record || within {
             *k = true;
         }
     }
@@ -409,6 +424,52 @@ mod tests {
         let text = site_kept(&html, &off);
         assert!(text.iter().any(|t| t == "T:RELATED"), "{text:?}");
         assert!(text.iter().any(|t| t == "R:Finance"), "{text:?}");
+    }
+
+    #[test]
+    fn generated_text_every_page_repeats_inside_the_content_stays_in_site_mode_only() {
+        // After the page's own members, a section every page of generated docs carries (a
+        // blanket implementation and its one-line description): template text, kept in site
+        // mode. In articles mode only headings between kept blocks come back, so it goes.
+        let html = format!(
+            "<div id=r><div id=core><p>{}</p><ul><li>the page's own member</li></ul>\
+             <section><h3>T:Blanket implementations</h3><p>T:Performs the conversion.</p>\
+             </section></div></div>",
+            prose(40)
+        );
+        let kept = |mode: Mode| -> Vec<String> {
+            let dom = parse_html(&html).dom;
+            let blocks = Blocks::new(&dom, |i| {
+                let t = dom.text(i).map_or("", |t| t.text.trim_start());
+                (t.starts_with("T:"), false)
+            });
+            let furniture = vec![false; blocks.blocks.len()];
+            let r = (0..dom.len())
+                .find(|&i| dom.element(i).is_some_and(|e| e.id.as_deref() == Some("r")))
+                .expect("the fixture has #r");
+            let kept = keep(&dom, &blocks, &furniture, r, r, mode, &Features::ALL);
+            blocks
+                .blocks
+                .iter()
+                .zip(kept)
+                .filter(|&(_, k)| k)
+                .filter_map(|(b, _)| Some(dom.text(blocks.first_node(b))?.text.clone()))
+                .collect()
+        };
+        let site = kept(Mode::Site);
+        assert!(
+            site.iter().any(|t| t == "T:Performs the conversion."),
+            "{site:?}"
+        );
+        assert!(
+            site.iter().any(|t| t == "T:Blanket implementations"),
+            "{site:?}"
+        );
+        let articles = kept(Mode::Articles);
+        assert!(
+            !articles.iter().any(|t| t.starts_with("T:")),
+            "{articles:?}"
+        );
     }
 
     #[test]
