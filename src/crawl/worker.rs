@@ -728,25 +728,47 @@ fn process_page(
     let mut early = Vec::new();
     let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
     let mut parsed = dom::parse_html(&decoded.text);
-    // The html5ever tree is freed by now (a huge page's ~150 MB): give it back before its
-    // links go to the store.
-    crate::memory::release_after(resp.body.len() as u64);
     let header_robots = resp
         .kept_headers
         .iter()
         .find(|(k, _)| k == "x-robots-tag")
         .map(|(_, v)| v.as_str());
     let dom::MetaRobots { noindex, nofollow } = parsed.robots.with_header(header_robots);
-    // The links are queue entries once the loop below is done: freed then, not with the DOM
-    // after the page record is built (a huge page's 230,000 hrefs, issue 10).
+    // The page record first, so the DOM is freed before the links go to the store (a huge
+    // page's DOM beside the store's growth was the `links1` peak); the links are kept alone.
     let links = std::mem::take(&mut parsed.links);
+    let base = parsed
+        .base_href
+        .as_deref()
+        .and_then(|b| urls::normalize(url, b))
+        .unwrap_or_else(|| url.clone());
+    let site = urls::site_key(url);
+    let page_id = urls::page_id(url);
+    let page = (!noindex).then(|| {
+        let paths = parsed.dom.path_set();
+        let meta = PageMeta {
+            url: url.to_string(),
+            requested: entry.via.clone(),
+            site: site.clone(),
+            status: resp.status,
+            content_type: resp.content_type.clone(),
+            headers: resp.kept_headers.clone(),
+            fetched_at_ms: unix_ms(resp.fetched_at),
+            depth: entry.depth,
+            body_bytes: resp.body.len() as u64,
+            encoding: decoded.encoding.name().to_string(),
+            title: parsed.dom.title(),
+            truncated: parsed.truncated,
+        };
+        NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths)
+    });
+    drop(parsed);
+    drop(decoded);
+    // The html5ever tree and the DOM are freed by now (a huge page's ~200 MB): give that back
+    // before its links go to the store.
+    crate::memory::release_after(resp.body.len() as u64);
 
     if !nofollow && entry.depth < ctx.config.crawl.max_depth {
-        let base = parsed
-            .base_href
-            .as_deref()
-            .and_then(|b| urls::normalize(url, b))
-            .unwrap_or_else(|| url.clone());
         for link in links.iter().filter(|l| !l.nofollow) {
             let Some(target) = urls::normalize(&base, &link.href) else {
                 continue;
@@ -764,27 +786,9 @@ fn process_page(
         }
     }
     drop(links);
-    if noindex {
+    let Some(page) = page else {
         return Ok((commit, Verdict::Done, early));
-    }
-    let site = urls::site_key(url);
-    let page_id = urls::page_id(url);
-    let paths = parsed.dom.path_set();
-    let meta = PageMeta {
-        url: url.to_string(),
-        requested: entry.via.clone(),
-        site: site.clone(),
-        status: resp.status,
-        content_type: resp.content_type.clone(),
-        headers: resp.kept_headers.clone(),
-        fetched_at_ms: unix_ms(resp.fetched_at),
-        depth: entry.depth,
-        body_bytes: resp.body.len() as u64,
-        encoding: decoded.encoding.name().to_string(),
-        title: parsed.dom.title(),
-        truncated: parsed.truncated,
     };
-    let page = NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths);
     if let Some(old_content) = replacing {
         commit.replace(page, old_content);
         return Ok((commit, Verdict::Replaced { site, page_id }, early));
