@@ -291,19 +291,18 @@ fn finish_all(
     }
     // Biggest first, so no large site starts last.
     sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    // Sites with a huge page take their pass one at a time, and give the memory it freed back
-    // before the next: two such passes at once each held a multi-megabyte page's DOM, the
-    // crawl's peak (issue 10). Other sites' passes still run beside them.
-    let huge_pass = std::sync::Mutex::new(());
+    // Sites with a huge page take their pass one at a time (`HUGE_PASS`), and give the memory
+    // it freed back before the next: two such passes at once each held a multi-megabyte page's
+    // DOM, the crawl's peak (issue 10). Other sites' passes still run beside them.
     // The pool's threads are spawned from this thread (`Learner::finish`'s caller, not the
     // learner thread), so they run at the crawl's priority. A site whose pass panics is left out
     // of the summary; the other sites' results are kept.
     let results = pool::parallel_map(&sites, pool::available(), |(site, _, huge)| {
         #[cfg(test)]
         tests::note_pass_priority(site);
-        let alone = huge.then(|| huge_pass.lock().unwrap_or_else(|p| p.into_inner()));
+        let alone = huge.then(|| HUGE_PASS.lock().unwrap_or_else(|p| p.into_inner()));
         #[cfg(test)]
-        let _in_flight = huge.then(tests::HugePass::start);
+        let in_flight = huge.then(tests::HugePass::start);
         let started = Instant::now();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             learner.finish(site, &mut SiteState::default())
@@ -312,6 +311,8 @@ fn finish_all(
         if alone.is_some() {
             crate::memory::release();
         }
+        #[cfg(test)]
+        drop(in_flight);
         drop(alone);
         let result = result?;
         if let Ok(step) = &result {
@@ -339,6 +340,9 @@ fn finish_all(
         }
     }
 }
+
+/// Held by the end-of-crawl pass of a site with a huge page: one at a time in the process.
+static HUGE_PASS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Whether `site` (holding `bytes` of page bodies) has a page of at least
 /// [`crate::memory::HUGE_PAGE_BYTES`]: only a site holding that much in all is looked at, page
