@@ -11,6 +11,7 @@
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `output`: files under an output directory: site key → directory name, atomic writes.
+//! - `memory`: giving the heap freed by work on a huge page back to the OS (`malloc_trim`).
 //! - `pool`: the one worker pool (`parallel_map`: scoped threads, results in input order).
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`, and
 //!   writing records and rotating files for the crawl's WARC archive (`crawl::archive`).
@@ -22,7 +23,7 @@
 //!   a running crawl writes; `cmd::status` shows it.
 //!
 //! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
-//! below it. `dom`, `output`, `pool`, `warc`, `eval` and `cli` import no other thresher module;
+//! below it. `dom`, `memory`, `output`, `pool`, `warc`, `eval` and `cli` import no other thresher module;
 //! `template` builds on `dom`; `detect` on `template`; `config` and `store` on those; `crawl` on
 //! `config` and `store`; `learn`, `corpus` and `progress` on `crawl`; `status` on `progress`; `cmd` on
 //! everything; `main.rs` on `cmd`. Nothing below `cmd` imports it, no two files import each other, sled is
@@ -37,6 +38,7 @@ pub mod detect;
 pub mod dom;
 pub mod eval;
 pub mod learn;
+pub mod memory;
 pub mod output;
 pub mod pool;
 pub mod progress;

@@ -36,6 +36,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging(&progress, args.quiet, args.verbose);
             let shutdown = CancellationToken::new();
             stop_on_signals(shutdown.clone());
+            // Huge pages' freed heap goes back to the OS after them (issue 10: peak RSS).
+            thresher::memory::enable_release();
             cmd::crawl::run(&args, shutdown, progress).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,

@@ -21,9 +21,10 @@ use super::scope::Scope;
 use super::{sitemap, url as urls};
 use crate::config::Config;
 use crate::dom;
+use crate::store::Enqueued;
 use crate::store::{
     now_ms, ChangeKind, ChangeRecord, Commit, CommitOutcome, EntryKind, ErrorKind, ErrorRecord,
-    GoneRecord, NewPage, PageMeta, QueueEntry, RevisitSlot, Store, StoreError,
+    GoneRecord, NewPage, PageMeta, QueueEntry, RevisitSlot, Store, StoreError, DISCOVER_BATCH,
 };
 use crate::warc::files::WarcWriteError;
 use crate::warc::write::unix_ms;
@@ -499,6 +500,9 @@ fn page_processing(
     replacing: Option<u64>,
 ) -> Processing {
     Box::pin(async move {
+        // A huge page waits for no other huge page to be parsing, before taking a core, so
+        // small pages keep parsing meanwhile (issue 10: two at once were the crawl's peak).
+        let huge_turn = crate::memory::huge_parse_turn(resp.body.len() as u64).await;
         let permit = ctx
             .cpu
             .clone()
@@ -510,16 +514,37 @@ fn page_processing(
         // stay free for I/O); the CPU permit covers that work only, so the next page parses
         // while this one waits for the store's commit lock.
         let (outcome, verdict) = tokio::task::spawn_blocking(move || {
-            let (c, verdict) = process_page(&ctx2, commit, &entry, &url, &resp, replacing);
+            let (c, verdict, early) = process_page(&ctx2, commit, &entry, &url, &resp, replacing)?;
             let archived = ctx2.archive.as_ref().zip(exchange.as_ref());
             let capture = archived.map(|(a, x)| (a, a.capture(&url, x, Body::Whole(&resp.body))));
             drop(permit);
-            match capture {
+            // The parse freed the page's DOM: give that back before the next huge page parses
+            // and before waiting for the commit lock (behind which other huge pages may wait).
+            crate::memory::release_after(resp.body.len() as u64);
+            drop(huge_turn);
+            let committed = match capture {
                 Some((archive, capture)) => {
                     commit_archived(&ctx2.store, archive, &capture, c).map(|o| (o, verdict))
                 }
-                None => Ok((ctx2.store.commit(c)?, verdict)),
-            }
+                None => ctx2
+                    .store
+                    .commit(c)
+                    .map(|o| (o, verdict))
+                    .map_err(Into::into),
+            };
+            // A huge page's parse and commit freed far more than the crawl keeps (its DOM, its
+            // links on their way to the queue): give it back before the next one (issue 10).
+            let bytes = resp.body.len() as u64;
+            drop(resp);
+            crate::memory::release_after(bytes);
+            committed.map(|(mut outcome, verdict)| {
+                if !early.is_empty() {
+                    let mut all = early;
+                    all.append(&mut outcome.enqueued);
+                    outcome.enqueued = all;
+                }
+                (outcome, verdict)
+            })
         })
         .await
         .map_err(|e| WorkerError::Panic(e.to_string()))??;
@@ -685,6 +710,13 @@ fn redirect(
 
 /// Parse, extract links, build the page record (blocking: CPU work). `replacing`: the page is
 /// a stored one a recrawl found changed, whose old body hashed to this.
+///
+/// A page's links go to the store in batches of [`DISCOVER_BATCH`] as they are found (the
+/// returned `Enqueued`, in page order; the commit keeps the last, partial batch): a huge page's
+/// links were one vector of queue entries, held until the page's own commit (issue 10: 230,000
+/// links, ~40 MB a page, three such pages waiting for the commit lock at once). As with one big
+/// commit, the URLs are queued and seen before the page is stored: a crash in between fetches
+/// the page again and finds its links seen.
 fn process_page(
     ctx: &Ctx,
     mut commit: Commit,
@@ -692,23 +724,52 @@ fn process_page(
     url: &Url,
     resp: &Response,
     replacing: Option<u64>,
-) -> (Commit, Verdict) {
+) -> Result<(Commit, Verdict, Vec<Enqueued>), StoreError> {
+    let mut early = Vec::new();
     let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
-    let parsed = dom::parse_html(&decoded.text);
+    let mut parsed = dom::parse_html(&decoded.text);
     let header_robots = resp
         .kept_headers
         .iter()
         .find(|(k, _)| k == "x-robots-tag")
         .map(|(_, v)| v.as_str());
     let dom::MetaRobots { noindex, nofollow } = parsed.robots.with_header(header_robots);
+    // The page record first, so the DOM is freed before the links go to the store (a huge
+    // page's DOM beside the store's growth was the `links1` peak); the links are kept alone.
+    let links = std::mem::take(&mut parsed.links);
+    let base = parsed
+        .base_href
+        .as_deref()
+        .and_then(|b| urls::normalize(url, b))
+        .unwrap_or_else(|| url.clone());
+    let site = urls::site_key(url);
+    let page_id = urls::page_id(url);
+    let page = (!noindex).then(|| {
+        let paths = parsed.dom.path_set();
+        let meta = PageMeta {
+            url: url.to_string(),
+            requested: entry.via.clone(),
+            site: site.clone(),
+            status: resp.status,
+            content_type: resp.content_type.clone(),
+            headers: resp.kept_headers.clone(),
+            fetched_at_ms: unix_ms(resp.fetched_at),
+            depth: entry.depth,
+            body_bytes: resp.body.len() as u64,
+            encoding: decoded.encoding.name().to_string(),
+            title: parsed.dom.title(),
+            truncated: parsed.truncated,
+        };
+        NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths)
+    });
+    drop(parsed);
+    drop(decoded);
+    // The html5ever tree and the DOM are freed by now (a huge page's ~200 MB): give that back
+    // before its links go to the store.
+    crate::memory::release_after(resp.body.len() as u64);
 
     if !nofollow && entry.depth < ctx.config.crawl.max_depth {
-        let base = parsed
-            .base_href
-            .as_deref()
-            .and_then(|b| urls::normalize(url, b))
-            .unwrap_or_else(|| url.clone());
-        for link in parsed.links.iter().filter(|l| !l.nofollow) {
+        for link in links.iter().filter(|l| !l.nofollow) {
             let Some(target) = urls::normalize(&base, &link.href) else {
                 continue;
             };
@@ -719,35 +780,21 @@ fn process_page(
                 urls::origin_key(&target),
                 QueueEntry::page(target.to_string(), entry.depth + 1),
             );
+            if commit.discovered_len() >= DISCOVER_BATCH {
+                early.extend(ctx.store.commit(commit.take_discovered())?.enqueued);
+            }
         }
     }
-    if noindex {
-        return (commit, Verdict::Done);
-    }
-    let site = urls::site_key(url);
-    let page_id = urls::page_id(url);
-    let paths = parsed.dom.path_set();
-    let meta = PageMeta {
-        url: url.to_string(),
-        requested: entry.via.clone(),
-        site: site.clone(),
-        status: resp.status,
-        content_type: resp.content_type.clone(),
-        headers: resp.kept_headers.clone(),
-        fetched_at_ms: unix_ms(resp.fetched_at),
-        depth: entry.depth,
-        body_bytes: resp.body.len() as u64,
-        encoding: decoded.encoding.name().to_string(),
-        title: parsed.dom.title(),
-        truncated: parsed.truncated,
+    drop(links);
+    let Some(page) = page else {
+        return Ok((commit, Verdict::Done, early));
     };
-    let page = NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths);
     if let Some(old_content) = replacing {
         commit.replace(page, old_content);
-        return (commit, Verdict::Replaced { site, page_id });
+        return Ok((commit, Verdict::Replaced { site, page_id }, early));
     }
     commit.page(page);
-    (commit, Verdict::Stored { site, page_id })
+    Ok((commit, Verdict::Stored { site, page_id }, early))
 }
 
 fn process_sitemap(

@@ -283,24 +283,40 @@ fn finish_all(
     let mut sites = Vec::new();
     for (site, c) in store.sites() {
         match learner.needs_final(&site) {
-            Ok(true) => sites.push((site, c.pages)),
+            Ok(true) => {
+                let huge = has_huge_page(store, &site, c.bytes);
+                sites.push((site, c.pages, huge));
+            }
             Ok(false) => {}
             Err(e) => tracing::error!(%site, "template learning: {e}"),
         }
     }
     // Biggest first, so no large site starts last.
     sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    // Sites with a huge page take their pass one at a time (`HUGE_PASS`), and give the memory
+    // it freed back before the next: two such passes at once each held a multi-megabyte page's
+    // DOM, the crawl's peak (issue 10). Other sites' passes still run beside them.
     // The pool's threads are spawned from this thread (`Learner::finish`'s caller, not the
     // learner thread), so they run at the crawl's priority. A site whose pass panics is left out
     // of the summary; the other sites' results are kept.
-    let results = pool::parallel_map(&sites, pool::available(), |(site, _)| {
+    let results = pool::parallel_map(&sites, pool::available(), |(site, _, huge)| {
         #[cfg(test)]
-        tests::note_pass_priority();
+        tests::note_pass_priority(site);
+        let alone = huge.then(|| HUGE_PASS.lock().unwrap_or_else(|p| p.into_inner()));
+        #[cfg(test)]
+        let in_flight = huge.then(tests::HugePass::start);
         let started = Instant::now();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             learner.finish(site, &mut SiteState::default())
         }))
-        .ok()?;
+        .ok();
+        if alone.is_some() {
+            crate::memory::release();
+        }
+        #[cfg(test)]
+        drop(in_flight);
+        drop(alone);
+        let result = result?;
         if let Ok(step) = &result {
             report(stats, site, *step);
         }
@@ -326,6 +342,28 @@ fn finish_all(
             }
         }
     }
+}
+
+/// Held by the end-of-crawl pass of a site with a huge page: one at a time in the process.
+static HUGE_PASS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Whether `site` (holding `bytes` of page bodies) has a page of at least
+/// [`crate::memory::HUGE_PAGE_BYTES`]: only a site holding that much in all is looked at, page
+/// by page until one is found. A page that cannot be read counts as not huge.
+fn has_huge_page(store: &Store, site: &str, bytes: u64) -> bool {
+    if bytes < crate::memory::HUGE_PAGE_BYTES {
+        return false;
+    }
+    let Ok(ids) = store.site_pages(site) else {
+        return false;
+    };
+    ids.into_iter().any(|id| {
+        store
+            .page(id)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.body_bytes >= crate::memory::HUGE_PAGE_BYTES)
+    })
 }
 
 /// Let fetching and parsing have the cores first (Linux: this thread's nice value; threads it
@@ -369,7 +407,7 @@ mod tests {
     use std::sync::Mutex;
 
     /// The nice values the end-of-crawl pass ran at (one per site), for the test below.
-    static PASS_PRIORITIES: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+    static PASS_PRIORITIES: Mutex<Vec<(String, i32)>> = Mutex::new(Vec::new());
 
     /// This thread's nice value (Linux; 0 elsewhere).
     fn nice() -> i32 {
@@ -382,14 +420,44 @@ mod tests {
         0
     }
 
-    pub(super) fn note_pass_priority() {
+    pub(super) fn note_pass_priority(site: &str) {
         PASS_PRIORITIES
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(nice());
+            .push((site.to_string(), nice()));
+    }
+
+    /// Passes of sites with a huge page running now, and the most ever at once.
+    static HUGE_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static HUGE_MOST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// One huge site's pass, from its start to its drop.
+    pub(super) struct HugePass;
+
+    impl HugePass {
+        pub(super) fn start() -> HugePass {
+            let now = HUGE_IN_FLIGHT.fetch_add(1, Relaxed) + 1;
+            HUGE_MOST.fetch_max(now, Relaxed);
+            // Widen the window in which a second pass would overlap (not a timed assertion:
+            // the test counts overlaps, never measures time).
+            std::thread::sleep(Duration::from_millis(100));
+            HugePass
+        }
+    }
+
+    impl Drop for HugePass {
+        fn drop(&mut self) {
+            HUGE_IN_FLIGHT.fetch_sub(1, Relaxed);
+        }
     }
 
     fn store_page(store: &Store, site: &str, n: u64) {
+        store_page_of(store, site, n, None);
+    }
+
+    /// Page `n` of `site`; `body_bytes` overrides the recorded body size (a huge page without
+    /// generating megabytes).
+    fn store_page_of(store: &Store, site: &str, n: u64, body_bytes: Option<u64>) {
         let url = format!("http://{site}/p{n}");
         let html = format!(
             "<html><body><nav>Home News</nav><h1>Story {n}</h1><p>Paragraph {n} of its own.</p>\
@@ -405,7 +473,7 @@ mod tests {
             headers: vec![],
             fetched_at_ms: 1,
             depth: 1,
-            body_bytes: html.len() as u64,
+            body_bytes: body_bytes.unwrap_or(html.len() as u64),
             encoding: "UTF-8".into(),
             title: None,
             truncated: false,
@@ -442,10 +510,14 @@ mod tests {
         let caller = nice();
         let summary = learner.finish();
         assert_eq!(summary.final_sites, 2, "{summary:?}");
-        let seen = PASS_PRIORITIES
+        // This test's sites only (the other tests' passes note theirs too).
+        let seen: Vec<i32> = PASS_PRIORITIES
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone();
+            .iter()
+            .filter(|(site, _)| site == "a.example" || site == "b.example")
+            .map(|&(_, p)| p)
+            .collect();
         assert_eq!(seen.len(), 2);
         assert!(
             seen.iter().all(|&p| p == caller),
@@ -457,5 +529,49 @@ mod tests {
                 .count();
             assert_eq!(files, 7, "{site}: 6 text files and index.tsv");
         }
+    }
+
+    #[test]
+    fn end_of_crawl_pass_of_two_sites_with_huge_pages_held_both_doms_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.crawl.out_dir = dir.path().join("out");
+        let store = Arc::new(Store::open(&dir.path().join("data"), 8 << 20).unwrap());
+        // Two sites with a huge page each, one without: the huge ones' passes take turns.
+        for site in ["huge-a.example", "huge-b.example", "small.example"] {
+            for n in 0..6 {
+                let huge = site != "small.example" && n == 0;
+                let bytes = huge.then_some(crate::memory::HUGE_PAGE_BYTES);
+                store_page_of(&store, site, n, bytes);
+            }
+        }
+        assert!(has_huge_page(
+            &store,
+            "huge-a.example",
+            2 * crate::memory::HUGE_PAGE_BYTES
+        ));
+        assert!(!has_huge_page(
+            &store,
+            "small.example",
+            2 * crate::memory::HUGE_PAGE_BYTES
+        ));
+        let released = crate::memory::releases();
+        let learner = Learner::spawn(
+            Arc::new(config),
+            store.clone(),
+            Arc::new(CrawlStats::default()),
+        );
+        let summary = learner.finish();
+        assert_eq!(summary.final_sites, 3, "{summary:?}");
+        assert_eq!(HUGE_IN_FLIGHT.load(Relaxed), 0);
+        assert_eq!(
+            HUGE_MOST.load(Relaxed),
+            1,
+            "two huge sites' passes ran at once"
+        );
+        assert!(
+            crate::memory::releases() >= released + 2,
+            "memory released after each huge site's pass"
+        );
     }
 }

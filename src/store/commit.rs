@@ -53,10 +53,15 @@ impl NewPage {
 
 #[derive(Default)]
 pub struct Commit {
-    /// (origin key, entry): queued only if the URL was never seen.
-    discovered: Vec<(String, QueueEntry)>,
-    /// (origin key, entry): queued regardless of the seen set (retries).
-    requeued: Vec<(String, QueueEntry)>,
+    /// The origin keys of `discovered` and `requeued`, each once: a page's links are mostly
+    /// on a few origins, and a key per link was ~50 bytes a URL (issue 10).
+    origins: Vec<String>,
+    /// Index into `origins` by key.
+    origin_at: HashMap<String, u32>,
+    /// (index into `origins`, entry): queued only if the URL was never seen.
+    discovered: Vec<(u32, QueueEntry)>,
+    /// (index into `origins`, entry): queued regardless of the seen set (retries).
+    requeued: Vec<(u32, QueueEntry)>,
     /// Queue entries this fetch consumed.
     done: Vec<(u32, u64)>,
     page: Option<NewPage>,
@@ -100,14 +105,55 @@ impl Commit {
 
     /// Queue `entry` in `origin`'s queue unless its URL was seen before.
     pub fn discover(&mut self, origin: String, entry: QueueEntry) -> &mut Self {
-        self.discovered.push((origin, entry));
+        let at = self.origin_index(origin);
+        self.discovered.push((at, entry));
         self
     }
 
     /// Queue `entry` again at the tail of its origin's queue (a retry).
     pub fn requeue(&mut self, origin: String, entry: QueueEntry) -> &mut Self {
-        self.requeued.push((origin, entry));
+        let at = self.origin_index(origin);
+        self.requeued.push((at, entry));
         self
+    }
+
+    /// `origin`'s index in `origins`, added on first sight (the last one is checked first:
+    /// a page's links come in runs of one origin).
+    fn origin_index(&mut self, origin: String) -> u32 {
+        if let Some(last) = self.origins.last() {
+            if *last == origin {
+                return (self.origins.len() - 1) as u32;
+            }
+        }
+        match self.origin_at.get(&origin) {
+            Some(&at) => at,
+            None => {
+                let at = self.origins.len() as u32;
+                self.origins.push(origin.clone());
+                self.origin_at.insert(origin, at);
+                at
+            }
+        }
+    }
+
+    /// The distinct origin keys this commit queues URLs on (one per origin, not per URL).
+    pub fn origin_keys(&self) -> usize {
+        self.origins.len()
+    }
+
+    /// How many URLs `discover` was given so far.
+    pub fn discovered_len(&self) -> usize {
+        self.discovered.len()
+    }
+
+    /// The discovered URLs as a commit of their own, to apply first; this commit keeps the
+    /// rest (its origin keys too, for the URLs still to come).
+    pub fn take_discovered(&mut self) -> Commit {
+        Commit {
+            origins: self.origins.clone(),
+            discovered: std::mem::take(&mut self.discovered),
+            ..Commit::default()
+        }
     }
 
     /// The queue entry `(origin id, seq)` is consumed.
@@ -202,10 +248,14 @@ impl Store {
     /// so nothing is lost and nothing is queued twice.
     pub fn commit(&self, mut commit: Commit) -> Result<CommitOutcome, StoreError> {
         let mut early = Vec::new();
+        if commit.discovered.len() > DISCOVER_BATCH {
+            // Exactly what can come back, not a doubling vector's slack.
+            early.reserve_exact(commit.discovered.len() + commit.requeued.len());
+        }
         while commit.discovered.len() > DISCOVER_BATCH {
-            let chunk: Vec<(String, QueueEntry)> =
-                commit.discovered.drain(..DISCOVER_BATCH).collect();
+            let chunk: Vec<(u32, QueueEntry)> = commit.discovered.drain(..DISCOVER_BATCH).collect();
             let out = self.commit_once(&Commit {
+                origins: commit.origins.clone(),
                 discovered: chunk,
                 ..Commit::default()
             })?;
@@ -269,7 +319,8 @@ impl Store {
             }
         };
 
-        for (origin, entry) in &commit.discovered {
+        for (at, entry) in &commit.discovered {
+            let origin = commit.origins[*at as usize].as_str();
             if !seen_here.insert(entry.url.as_str()) {
                 continue;
             }
@@ -282,7 +333,8 @@ impl Store {
                 .enqueued
                 .push(push(origin, entry, &mut touched, &mut appended));
         }
-        for (origin, entry) in &commit.requeued {
+        for (at, entry) in &commit.requeued {
+            let origin = commit.origins[*at as usize].as_str();
             outcome
                 .enqueued
                 .push(push(origin, entry, &mut touched, &mut appended));

@@ -59,6 +59,30 @@ fn discovered_urls_are_queued_once_per_origin_in_order() {
 }
 
 #[test]
+fn links_of_a_huge_page_kept_an_origin_key_string_per_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let mut c = Commit::new();
+    // More links than one store batch, over two origins, interleaved.
+    let n = DISCOVER_BATCH * 2 + 10;
+    for i in 0..n {
+        let origin = if i % 3 == 0 { "http://b" } else { "http://a" };
+        c.discover(origin.into(), QueueEntry::page(format!("{origin}/{i}"), 1));
+    }
+    assert_eq!(c.origin_keys(), 2, "one key per origin, not per link");
+    let out = s.commit(c).unwrap();
+    assert_eq!(out.enqueued.len(), n);
+    for (i, e) in out.enqueued.iter().enumerate() {
+        let origin = if i % 3 == 0 { "http://b" } else { "http://a" };
+        assert_eq!(&*e.origin_key, origin, "URL {i}");
+    }
+    let a = s.origin_id("http://a").unwrap();
+    let q = s.queue_from(a, 0, 3).unwrap();
+    let urls: Vec<&str> = q.iter().map(|(_, e)| e.url.as_str()).collect();
+    assert_eq!(urls, vec!["http://a/1", "http://a/2", "http://a/4"]);
+}
+
+#[test]
 fn page_commit_stores_everything_and_consumes_the_entry() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path());

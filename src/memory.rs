@@ -1,0 +1,116 @@
+//! Giving the heap that work on a huge page freed back to the OS (glibc's `malloc_trim`).
+//!
+//! Owns: when freed memory is returned. Imports no other thresher module.
+//!
+//! glibc keeps what a thread frees in that thread's arena for reuse; parsing a multi-megabyte
+//! page (its DOM, its hundreds of thousands of links, their queue entries, sled's batches) on
+//! the blocking pool leaves hundreds of MB of such free memory spread over the arenas, and a
+//! crawl's peak RSS was mostly that (issue 10, docs/robustness.md: `links3` 540 MB of RSS for a
+//! live heap of 141 MB). [`release_after`] trims every arena once such work is over. A trim
+//! walks the arenas' free lists (a few milliseconds for hundreds of MB); it is asked for only
+//! after pages of at least [`HUGE_PAGE_BYTES`], so an ordinary crawl never pays for it.
+//!
+//! Parsing such a page holds its html5ever tree and its flat copy at once (about 200 MB for a
+//! 4.95 MB page of 230,000 links); two of them parsing on two cores were the crawl's peak. So a
+//! huge page waits for its [`huge_parse_turn`]: one at a time in the process (other pages parse
+//! beside it).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// A page body at least this large counts as huge: its parse and commit are followed by a trim,
+/// and the end-of-crawl pass cleans it alone (`learn`).
+pub const HUGE_PAGE_BYTES: u64 = 1 << 20;
+
+static RELEASES: AtomicU64 = AtomicU64::new(0);
+/// Whether [`release`] trims the heap: the allocator is the process's, so the binary decides
+/// ([`enable_release`]); a library caller keeps its own allocator's behaviour.
+static TRIM: AtomicBool = AtomicBool::new(false);
+
+/// Let [`release`] give freed heap back to the OS (the `thresher` binary's crawl does).
+pub fn enable_release() {
+    TRIM.store(true, Relaxed);
+}
+
+/// One huge page parses at a time, process-wide.
+static HUGE_PARSE: Semaphore = Semaphore::const_new(1);
+/// Huge pages parsing now, and the most ever at once.
+static HUGE_PARSING: AtomicUsize = AtomicUsize::new(0);
+static HUGE_PARSING_MOST: AtomicUsize = AtomicUsize::new(0);
+
+/// A huge page's turn to parse, held until dropped.
+pub struct HugeParse {
+    _turn: SemaphorePermit<'static>,
+}
+
+impl Drop for HugeParse {
+    fn drop(&mut self) {
+        HUGE_PARSING.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Wait for the turn to parse a page of `bytes`: at once (`None`) for a page under
+/// [`HUGE_PAGE_BYTES`], else once no other huge page is parsing.
+pub async fn huge_parse_turn(bytes: u64) -> Option<HugeParse> {
+    if bytes < HUGE_PAGE_BYTES {
+        return None;
+    }
+    let turn = HUGE_PARSE
+        .acquire()
+        .await
+        .expect("invariant: the huge-parse semaphore is never closed");
+    let now = HUGE_PARSING.fetch_add(1, Relaxed) + 1;
+    HUGE_PARSING_MOST.fetch_max(now, Relaxed);
+    Some(HugeParse { _turn: turn })
+}
+
+/// The most huge pages that were ever parsing at once in this process (for tests).
+pub fn huge_parses_at_once() -> usize {
+    HUGE_PARSING_MOST.load(Relaxed)
+}
+
+/// Work on `bytes` of input is over: if that is a huge page's worth, give the heap's free
+/// memory back to the OS. Returns whether it did.
+pub fn release_after(bytes: u64) -> bool {
+    if bytes < HUGE_PAGE_BYTES {
+        return false;
+    }
+    release();
+    true
+}
+
+/// Give the heap's free memory back to the OS now (every arena; Linux with glibc, once the
+/// binary has called [`enable_release`]; otherwise a no-op that is still counted).
+pub fn release() {
+    RELEASES.fetch_add(1, Relaxed);
+    if !TRIM.load(Relaxed) {
+        return;
+    }
+    let started = std::time::Instant::now();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the OS (taking each
+    // arena's lock); it has no preconditions and is safe with other threads allocating.
+    unsafe {
+        let _ = libc::malloc_trim(0);
+    }
+    tracing::debug!(took = ?started.elapsed(), "freed heap given back to the OS");
+}
+
+/// How many times [`release`] ran in this process (for tests: memory asserted by structure).
+pub fn releases() -> u64 {
+    RELEASES.load(Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_huge_page_releases_memory() {
+        assert!(!release_after(HUGE_PAGE_BYTES - 1));
+        let before = releases();
+        assert!(release_after(HUGE_PAGE_BYTES));
+        assert!(releases() > before);
+    }
+}
