@@ -363,6 +363,11 @@ mod tests {
     /// The text of the blocks site mode keeps of `html`, whose region is `#r` and prose core
     /// `#core`: text starting with `T:` is template, with `R:` repeated on other pages.
     fn site_kept(html: &str, features: &Features) -> Vec<String> {
+        kept_in(html, Mode::Site, features)
+    }
+
+    /// `site_kept` in `mode`.
+    fn kept_in(html: &str, mode: Mode, features: &Features) -> Vec<String> {
         let dom = parse_html(html).dom;
         let blocks = Blocks::new(&dom, |i| {
             let t = dom.text(i).map_or("", |t| t.text.trim_start());
@@ -375,7 +380,7 @@ mod tests {
                 .expect("the fixture has the id")
         };
         let (r, core) = (by_id("r"), by_id("core"));
-        let kept = keep(&dom, &blocks, &furniture, core, r, Mode::Site, features);
+        let kept = keep(&dom, &blocks, &furniture, core, r, mode, features);
         blocks
             .blocks
             .iter()
@@ -437,26 +442,7 @@ mod tests {
              </section></div></div>",
             prose(40)
         );
-        let kept = |mode: Mode| -> Vec<String> {
-            let dom = parse_html(&html).dom;
-            let blocks = Blocks::new(&dom, |i| {
-                let t = dom.text(i).map_or("", |t| t.text.trim_start());
-                (t.starts_with("T:"), false)
-            });
-            let furniture = vec![false; blocks.blocks.len()];
-            let r = (0..dom.len())
-                .find(|&i| dom.element(i).is_some_and(|e| e.id.as_deref() == Some("r")))
-                .expect("the fixture has #r");
-            let kept = keep(&dom, &blocks, &furniture, r, r, mode, &Features::ALL);
-            blocks
-                .blocks
-                .iter()
-                .zip(kept)
-                .filter(|&(_, k)| k)
-                .filter_map(|(b, _)| Some(dom.text(blocks.first_node(b))?.text.clone()))
-                .collect()
-        };
-        let site = kept(Mode::Site);
+        let site = kept_in(&html, Mode::Site, &Features::ALL);
         assert!(
             site.iter().any(|t| t == "T:Performs the conversion."),
             "{site:?}"
@@ -465,7 +451,7 @@ mod tests {
             site.iter().any(|t| t == "T:Blanket implementations"),
             "{site:?}"
         );
-        let articles = kept(Mode::Articles);
+        let articles = kept_in(&html, Mode::Articles, &Features::ALL);
         assert!(
             !articles.iter().any(|t| t.starts_with("T:")),
             "{articles:?}"
