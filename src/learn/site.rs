@@ -844,9 +844,16 @@ mod tests {
             "<html><body>{nav}<h1>Story {n}</h1><p>Paragraph {n} of page {n}, all its own.</p>\
              <footer>© A Example</footer></body></html>"
         );
-        let dom = parse_html(&html).dom;
+        let id = 1000 + n as u64 * 7919;
+        store_html(store, id, &url, &html);
+        (id, url)
+    }
+
+    /// Store page `id` at `url` with `html`, as the crawler stores it.
+    fn store_html(store: &Store, id: u64, url: &str, html: &str) {
+        let dom = parse_html(html).dom;
         let meta = PageMeta {
-            url: url.clone(),
+            url: url.to_string(),
             requested: None,
             site: SITE.into(),
             status: 200,
@@ -859,7 +866,6 @@ mod tests {
             title: None,
             truncated: false,
         };
-        let id = 1000 + n as u64 * 7919;
         let mut c = Commit::new();
         c.page(NewPage::new(
             id,
@@ -869,7 +875,6 @@ mod tests {
             &dom.path_set(),
         ));
         assert!(store.commit(c).unwrap().page_stored);
-        (id, url)
     }
 
     /// Page `n` of a site of two unlike layouts (even: an article page; odd: a table-laid
@@ -893,31 +898,8 @@ mod tests {
                  </table></body></html>"
             )
         };
-        let dom = parse_html(&html).dom;
-        let meta = PageMeta {
-            url: format!("http://{SITE}/l{n}"),
-            requested: None,
-            site: SITE.into(),
-            status: 200,
-            content_type: Some("text/html".into()),
-            headers: vec![],
-            fetched_at_ms: 1,
-            depth: 1,
-            body_bytes: html.len() as u64,
-            encoding: "UTF-8".into(),
-            title: None,
-            truncated: false,
-        };
         let id = 5000 + n as u64 * 7919;
-        let mut c = Commit::new();
-        c.page(NewPage::new(
-            id,
-            meta,
-            html.as_bytes(),
-            &dom,
-            &dom.path_set(),
-        ));
-        assert!(store.commit(c).unwrap().page_stored);
+        store_html(store, id, &format!("http://{SITE}/l{n}"), &html);
         id
     }
 
