@@ -402,8 +402,6 @@ fn add(counter: &std::sync::atomic::AtomicU64, delta: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dom::parse_html;
-    use crate::store::{Commit, NewPage, PageMeta};
     use std::sync::Mutex;
 
     /// The nice values the end-of-crawl pass ran at (one per site), for the test below.
@@ -463,31 +461,8 @@ mod tests {
             "<html><body><nav>Home News</nav><h1>Story {n}</h1><p>Paragraph {n} of its own.</p>\
              <footer>© {site}</footer></body></html>"
         );
-        let dom = parse_html(&html).dom;
-        let meta = PageMeta {
-            url,
-            requested: None,
-            site: site.into(),
-            status: 200,
-            content_type: Some("text/html".into()),
-            headers: vec![],
-            fetched_at_ms: 1,
-            depth: 1,
-            body_bytes: body_bytes.unwrap_or(html.len() as u64),
-            encoding: "UTF-8".into(),
-            title: None,
-            truncated: false,
-        };
-        let id = xxhash_rust::xxh3::xxh3_64(meta.url.as_bytes());
-        let mut c = Commit::new();
-        c.page(NewPage::new(
-            id,
-            meta,
-            html.as_bytes(),
-            &dom,
-            &dom.path_set(),
-        ));
-        assert!(store.commit(c).unwrap().page_stored);
+        let id = xxhash_rust::xxh3::xxh3_64(url.as_bytes());
+        crate::store::testing::store_html(store, id, &url, site, &html, body_bytes);
     }
 
     #[test]

@@ -828,7 +828,6 @@ impl SiteLearner<'_> {
 mod tests {
     use super::*;
     use crate::dom::parse_html;
-    use crate::store::{Commit, NewPage, PageMeta};
 
     const SITE: &str = "a.example";
 
@@ -849,32 +848,9 @@ mod tests {
         (id, url)
     }
 
-    /// Store page `id` at `url` with `html`, as the crawler stores it.
+    /// Store page `id` of the test site at `url` with `html`, as the crawler stores it.
     fn store_html(store: &Store, id: u64, url: &str, html: &str) {
-        let dom = parse_html(html).dom;
-        let meta = PageMeta {
-            url: url.to_string(),
-            requested: None,
-            site: SITE.into(),
-            status: 200,
-            content_type: Some("text/html".into()),
-            headers: vec![],
-            fetched_at_ms: 1,
-            depth: 1,
-            body_bytes: html.len() as u64,
-            encoding: "UTF-8".into(),
-            title: None,
-            truncated: false,
-        };
-        let mut c = Commit::new();
-        c.page(NewPage::new(
-            id,
-            meta,
-            html.as_bytes(),
-            &dom,
-            &dom.path_set(),
-        ));
-        assert!(store.commit(c).unwrap().page_stored);
+        crate::store::testing::store_html(store, id, url, SITE, html, None);
     }
 
     /// Page `n` of a site of two unlike layouts (even: an article page; odd: a table-laid

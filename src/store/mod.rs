@@ -754,3 +754,46 @@ fn corrupt(k: &[u8], e: impl std::fmt::Display) -> StoreError {
 
 #[cfg(test)]
 mod tests;
+
+/// For other modules' tests: a page stored as the crawler stores it.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Commit, NewPage, PageMeta, Store};
+    use crate::dom::parse_html;
+
+    /// Store page `id` of `site` at `url` with `html` (its `body_bytes` recorded as given, else
+    /// the HTML's length).
+    pub(crate) fn store_html(
+        store: &Store,
+        id: u64,
+        url: &str,
+        site: &str,
+        html: &str,
+        body_bytes: Option<u64>,
+    ) {
+        let dom = parse_html(html).dom;
+        let meta = PageMeta {
+            url: url.to_string(),
+            requested: None,
+            site: site.into(),
+            status: 200,
+            content_type: Some("text/html".into()),
+            headers: vec![],
+            fetched_at_ms: 1,
+            depth: 1,
+            body_bytes: body_bytes.unwrap_or(html.len() as u64),
+            encoding: "UTF-8".into(),
+            title: None,
+            truncated: false,
+        };
+        let mut c = Commit::new();
+        c.page(NewPage::new(
+            id,
+            meta,
+            html.as_bytes(),
+            &dom,
+            &dom.path_set(),
+        ));
+        assert!(store.commit(c).expect("commit").page_stored);
+    }
+}
