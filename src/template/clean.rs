@@ -189,15 +189,24 @@ impl ClusterModel {
         model.repeated = model.repeated_paths(&distinct);
         let scored: Vec<Scored> = distinct.iter().map(|d| model.score(d)).collect();
         model.region = vote_region(&distinct, &scored);
-        model.articles =
-            model.site && features.articles && model.reads_as_articles(&distinct, &scored);
+        // Site mode's verdicts, when the articles test needed them: they stand unless the
+        // cluster reads as articles.
+        let mut site_kept = Vec::new();
+        if model.site && features.articles {
+            let (articles, kept) = model.reads_as_articles(&distinct, &scored);
+            model.articles = articles;
+            if !articles {
+                site_kept = kept;
+            }
+        }
+        let mut site_kept = site_kept.into_iter();
         // The verdicts depend on the region just voted, the byline positions on the verdicts;
         // neither changes what the other pages' verdicts are.
         let decided: Vec<Decided> = distinct
             .iter()
             .zip(scored)
             .map(|(dom, scored)| Decided {
-                kept: model.keep(dom, &scored),
+                kept: site_kept.next().unwrap_or_else(|| model.keep(dom, &scored)),
                 scored,
             })
             .collect();
@@ -295,8 +304,9 @@ impl ClusterModel {
     }
 
     /// Whether page mode keeps `Features::articles_percent` of the page text site mode keeps,
-    /// summed over the cluster's (distinct) pages (`prune::ARTICLES_PERCENT`).
-    fn reads_as_articles(&self, pages: &[&Dom], scored: &[Scored]) -> bool {
+    /// summed over the cluster's (distinct) pages (`prune::ARTICLES_PERCENT`), with site mode's
+    /// verdict per page.
+    fn reads_as_articles(&self, pages: &[&Dom], scored: &[Scored]) -> (bool, Vec<Vec<bool>>) {
         let own_kept = |kept: &[bool], s: &Scored| -> u64 {
             s.blocks
                 .blocks
@@ -307,11 +317,15 @@ impl ClusterModel {
                 .sum()
         };
         let (mut site, mut page) = (0u64, 0u64);
+        let mut verdicts = Vec::with_capacity(pages.len());
         for (dom, s) in pages.iter().zip(scored) {
-            site += own_kept(&self.keep_in(dom, s, Mode::Site), s);
+            let kept = self.keep_in(dom, s, Mode::Site);
+            site += own_kept(&kept, s);
             page += own_kept(&self.keep_in(dom, s, Mode::Page), s);
+            verdicts.push(kept);
         }
-        site > 0 && 100 * page >= self.features.articles_percent * site
+        let articles = site > 0 && 100 * page >= self.features.articles_percent * site;
+        (articles, verdicts)
     }
 
     fn keep(&self, dom: &Dom, s: &Scored) -> Vec<bool> {
