@@ -449,20 +449,12 @@ async fn files_rotate_by_size_without_splitting_a_record() {
 /// warcio and sets it) a missing warcio fails it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warcio_checks_and_indexes_the_crawls_warc_files() {
-    let required = std::env::var("THRESHER_CI_WARCIO").is_ok_and(|v| v == "1");
-    let found = Command::new("warcio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            !required,
-            "THRESHER_CI_WARCIO=1 but `warcio` is not on PATH (pip install warcio)"
-        );
-        eprintln!(
-            "SKIPPED warcio_checks_and_indexes_the_crawls_warc_files: `warcio` is not on PATH \
-             (pip install warcio; CI sets THRESHER_CI_WARCIO=1 and requires it)"
-        );
+    if !crate::support::external_tool(
+        "warcio_checks_and_indexes_the_crawls_warc_files",
+        &["warcio", "--version"],
+        "THRESHER_CI_WARCIO",
+        "pip install warcio",
+    ) {
         return;
     }
     let server = TestServer::start(1);

@@ -138,19 +138,12 @@ fn export_reads_the_config_file_and_rejects_unknown_keys() {
 /// `THRESHER_CI_PYARROW=1` (set by `.ci/run`, which installs it): then it fails.
 #[test]
 fn export_parquet_and_jsonl_read_back_by_pyarrow_equal_the_store() {
-    let has_pyarrow = Command::new("python3")
-        .args(["-c", "import pyarrow"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_pyarrow {
-        assert!(
-            std::env::var("THRESHER_CI_PYARROW").as_deref() != Ok("1"),
-            "THRESHER_CI_PYARROW=1 but python3 cannot import pyarrow"
-        );
-        eprintln!(
-            "SKIPPED export_parquet_and_jsonl_read_back_by_pyarrow_equal_the_store: python3 \
-             cannot import pyarrow (pip install pyarrow; CI installs it)"
-        );
+    if !crate::support::external_tool(
+        "export_parquet_and_jsonl_read_back_by_pyarrow_equal_the_store",
+        &["python3", "-c", "import pyarrow"],
+        "THRESHER_CI_PYARROW",
+        "pip install pyarrow",
+    ) {
         return;
     }
     let corpus = corpus();

@@ -43,6 +43,28 @@ pub fn client() -> reqwest::Client {
         .expect("build a reqwest client")
 }
 
+/// Whether the external checker a test needs is there (`probe` runs it and succeeds). When it is
+/// missing, the test is SKIPPED loudly (`false`), unless CI requires it (`ci_var`=1, set by
+/// `.ci/run`, which installs it): then this fails the test.
+pub fn external_tool(test: &str, probe: &[&str], ci_var: &str, install: &str) -> bool {
+    let found = std::process::Command::new(probe[0])
+        .args(&probe[1..])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var(ci_var).as_deref() != Ok("1"),
+            "{ci_var}=1 but `{}` failed ({install})",
+            probe.join(" ")
+        );
+        eprintln!(
+            "SKIPPED {test}: `{}` failed ({install}; CI installs it and sets {ci_var}=1)",
+            probe.join(" ")
+        );
+    }
+    found
+}
+
 /// The `thresher` binary cargo built for this test or bench target.
 pub fn thresher_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_thresher"))
