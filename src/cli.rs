@@ -38,10 +38,42 @@ pub enum Command {
     Changes(ChangesArgs),
     /// Compare every detector on a dataset with gold text.
     Eval(EvalArgs),
+    /// Set up a crawl across machines on NATS JetStream (built with `--features cluster`;
+    /// docs/cluster.md).
+    Cluster(ClusterArgs),
     /// Print a shell completion script: `thresher completions bash > /etc/bash_completion.d/thresher`.
     Completions(CompletionsArgs),
     /// Print the man page (roff): `thresher man > thresher.1`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    #[command(subcommand)]
+    pub command: ClusterCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Create the cluster's spec, buckets and streams in the engine (again: checks them).
+    Init(ClusterInitArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterInitArgs {
+    /// The engine's servers, comma-separated (`nats://h1:4222,nats://h2:4222`).
+    #[arg(long, value_name = "URLS")]
+    pub nats: String,
+    /// Sites are spread over this many partitions, the unit a worker leases (fixed for the
+    /// cluster's life).
+    #[arg(long, default_value_t = 1024)]
+    pub partitions: u32,
+    /// JetStream replicas of every bucket and stream: 1, or 3 to survive the loss of a node.
+    #[arg(long, default_value_t = 1)]
+    pub replicas: usize,
+    /// A worker's partition lease lapses this long after its last renewal.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = humantime::parse_duration)]
+    pub lease_ttl: std::time::Duration,
 }
 
 #[derive(Debug, Args)]

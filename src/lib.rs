@@ -15,6 +15,8 @@
 //! - `pool`: the one worker pool (`parallel_map`: scoped threads, results in input order).
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`, and
 //!   writing records and rotating files for the crawl's WARC archive (`crawl::archive`).
+//! - `cluster` (`--features cluster`): coordination on NATS JetStream — the cluster's spec,
+//!   buckets and streams, site → partition, fenced partition leases (docs/cluster.md).
 //! - `cmd`: one module per subcommand; `cli` holds the raw flags.
 //! - `corpus`: the exported corpus: records with metadata (canonical, language, dates, author,
 //!   template ratio), deduplication across hosts, JSON Lines / Parquet / text writers.
@@ -23,13 +25,15 @@
 //!   a running crawl writes; `cmd::status` shows it.
 //!
 //! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
-//! below it. `dom`, `memory`, `output`, `pool`, `warc`, `eval` and `cli` import no other thresher module;
+//! below it. `dom`, `memory`, `output`, `pool`, `warc`, `eval`, `cluster` and `cli` import no other thresher module;
 //! `template` builds on `dom`; `detect` on `template`; `config` and `store` on those; `crawl` on
 //! `config` and `store`; `learn`, `corpus` and `progress` on `crawl`; `status` on `progress`; `cmd` on
 //! everything; `main.rs` on `cmd`. Nothing below `cmd` imports it, no two files import each other, sled is
 //! reached only through `store` and html5ever only through `dom`.
 
 pub mod cli;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 pub mod cmd;
 pub mod config;
 pub mod corpus;

@@ -52,6 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             cmd::inspect::run(&args).context("inspect failed")?;
         }
         Command::Changes(args) => cmd::changes::run(&args).context("changes failed")?,
+        Command::Cluster(args) => cmd::cluster::run(&args).context("cluster failed")?,
         Command::Completions(args) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "thresher", &mut std::io::stdout());

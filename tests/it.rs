@@ -3,6 +3,8 @@
 
 mod clean_cmd;
 mod clean_quality;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod crawl;
 mod eval_cmd;
 mod export;

