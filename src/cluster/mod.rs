@@ -1,12 +1,13 @@
 //! The cluster mode's coordination on NATS JetStream (`--features cluster`, docs/cluster.md):
 //! reaching the engine, the cluster's layout (its spec, buckets and streams), which partition a
-//! site belongs to, and fenced partition leases.
+//! site belongs to, fenced partition leases and each worker's fair share of partitions.
 //!
 //! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
 //! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
-//! init` and the leases; the crawl over partitions is the next step (docs/cluster.md, "Status").
+//! init`, the leases and the shares; the crawl over partitions is the next step (docs/cluster.md, "Status").
 
 mod lease;
+mod share;
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use async_nats::jetstream::{self, kv, stream};
 use serde::{Deserialize, Serialize};
 
 pub use lease::{Lease, Leases, Renewal};
+pub use share::{Round, Share};
 
 /// The bucket holding the cluster's spec (key [`SPEC_KEY`]).
 pub const META_BUCKET: &str = "thresher-meta";
@@ -264,6 +266,18 @@ impl Engine {
             .await
             .map_err(|e| ClusterError::engine("opening the lease bucket", e))?;
         Ok(Leases::new(kv, worker, spec.partitions))
+    }
+
+    /// Join the cluster as worker `id` (unique per process, e.g. host, pid and start time):
+    /// nothing held until the first [`Share::round`].
+    pub async fn join(&self, id: &str) -> Result<Share, ClusterError> {
+        let leases = self.leases(id).await?;
+        let members = self
+            .js
+            .get_key_value(MEMBER_BUCKET)
+            .await
+            .map_err(|e| ClusterError::engine("opening the member bucket", e))?;
+        Ok(Share::new(id, members, leases))
     }
 }
 
