@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use thresher::cluster::{
-    ClusterError, Engine, Init, Renewal, Share, Spec, LEASE_BUCKET, LOG_STREAM,
+    Append, ClusterError, Engine, Init, Renewal, Share, Spec, LEASE_BUCKET, LOG_STREAM,
 };
 
 use crate::support::thresher_bin;
@@ -286,5 +286,64 @@ async fn workers_split_the_partitions_fairly_and_a_stopped_workers_move_to_the_o
         after.iter().map(Vec::len).collect::<Vec<_>>(),
         [6, 6],
         "{after:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stale_writer_cannot_append_to_a_partition_log_another_writer_took_over() {
+    let Some(server) =
+        nats("a_stale_writer_cannot_append_to_a_partition_log_another_writer_took_over")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    engine
+        .init(&spec(4, Duration::from_secs(15)))
+        .await
+        .expect("init");
+    // The first owner writes two commits.
+    let mut old = engine.log(2, "worker-a").await.expect("open");
+    let s1 = old.append(b"commit 1".to_vec()).await.expect("append");
+    let s2 = old.append(b"commit 2".to_vec()).await.expect("append");
+    assert!(matches!((&s1, &s2), (Append::Stored(a), Append::Stored(b)) if a < b));
+    // Its lease lapses; a new owner takes the log over: from that moment the old one is fenced,
+    // before the new one writes anything.
+    let mut new = engine.log(2, "worker-b").await.expect("open");
+    let stale = old.append(b"stale".to_vec()).await.expect("append");
+    assert_eq!(stale, Append::Fenced);
+    let s3 = new.append(b"commit 3".to_vec()).await.expect("append");
+    assert!(matches!(s3, Append::Stored(_)));
+    // The old owner goes on trying (SIGCONT): still refused, nothing written.
+    let stale = old.append(b"stale again".to_vec()).await.expect("append");
+    assert_eq!(stale, Append::Fenced);
+    // Another partition's log is independent.
+    let mut other = engine.log(3, "worker-a").await.expect("open");
+    assert!(matches!(
+        other.append(b"p3".to_vec()).await.expect("append"),
+        Append::Stored(_)
+    ));
+    // A takeover's replay reads the partition's commits in order: no stale ones, no markers.
+    let records: Vec<Vec<u8>> = new
+        .read_after(0)
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(
+        records,
+        [
+            b"commit 1".to_vec(),
+            b"commit 2".to_vec(),
+            b"commit 3".to_vec()
+        ]
+    );
+    let Append::Stored(after) = s1 else {
+        unreachable!()
+    };
+    assert_eq!(
+        new.read_after(after).await.expect("read").len(),
+        2,
+        "replay from a snapshot's sequence"
     );
 }

@@ -1,12 +1,14 @@
 //! The cluster mode's coordination on NATS JetStream (`--features cluster`, docs/cluster.md):
 //! reaching the engine, the cluster's layout (its spec, buckets and streams), which partition a
-//! site belongs to, fenced partition leases and each worker's fair share of partitions.
+//! site belongs to, fenced partition leases, each worker's fair share of partitions and the
+//! fenced partition logs.
 //!
 //! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
 //! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
-//! init`, the leases and the shares; the crawl over partitions is the next step (docs/cluster.md, "Status").
+//! init`, the leases, the shares and the logs; the crawl over partitions is the next step (docs/cluster.md, "Status").
 
 mod lease;
+mod log;
 mod share;
 
 use std::time::Duration;
@@ -15,6 +17,7 @@ use async_nats::jetstream::{self, kv, stream};
 use serde::{Deserialize, Serialize};
 
 pub use lease::{Lease, Leases, Renewal};
+pub use log::{Append, PartitionLog};
 pub use share::{Round, Share};
 
 /// The bucket holding the cluster's spec (key [`SPEC_KEY`]).
@@ -266,6 +269,12 @@ impl Engine {
             .await
             .map_err(|e| ClusterError::engine("opening the lease bucket", e))?;
         Ok(Leases::new(kv, worker, spec.partitions))
+    }
+
+    /// `partition`'s commit log, taken over by writer `writer` (call it once the partition's
+    /// lease is held: whoever wrote before is fenced from now on), for appending and reading back.
+    pub async fn log(&self, partition: u32, writer: &str) -> Result<PartitionLog, ClusterError> {
+        PartitionLog::open(&self.js, partition, writer).await
     }
 
     /// Join the cluster as worker `id` (unique per process, e.g. host, pid and start time):
