@@ -233,6 +233,10 @@ pub struct StatusArgs {
     /// and dashboards.
     #[arg(long)]
     pub json: bool,
+    /// Report on a cluster crawl instead (`--features cluster`): its workers and the
+    /// partitions each holds, read from the NATS engine at URLS (docs/cluster.md).
+    #[arg(long, value_name = "URLS", conflicts_with = "data")]
+    pub cluster: Option<String>,
     #[command(flatten)]
     pub settings: ConfigArgs,
 }

@@ -347,3 +347,59 @@ async fn a_stale_writer_cannot_append_to_a_partition_log_another_writer_took_ove
         "replay from a snapshot's sequence"
     );
 }
+
+#[tokio::test]
+async fn status_cluster_shows_the_workers_and_the_partitions_each_holds() {
+    let Some(server) = nats("status_cluster_shows_the_workers_and_the_partitions_each_holds")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    engine
+        .init(&spec(10, Duration::from_secs(15)))
+        .await
+        .expect("init");
+    let status = |json: bool| {
+        let mut args = vec!["status", "--cluster", server.url.as_str()];
+        if json {
+            args.push("--json");
+        }
+        let out = Command::new(thresher_bin())
+            .args(&args)
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let empty: serde_json::Value = serde_json::from_str(&status(true)).expect("json");
+    assert_eq!(empty["free"], 10);
+    assert_eq!(empty["workers"], serde_json::json!({}));
+
+    let mut a = engine.join("worker-a").await.expect("join");
+    let mut b = engine.join("worker-b").await.expect("join");
+    settle(&mut [&mut a, &mut b]).await;
+    let report: serde_json::Value = serde_json::from_str(&status(true)).expect("json");
+    assert_eq!(report["spec"]["partitions"], 10);
+    assert_eq!(report["free"], 0);
+    let held_a: Vec<u32> = a.held().collect();
+    assert_eq!(report["workers"]["worker-a"], serde_json::json!(held_a));
+    assert_eq!(
+        report["workers"]["worker-b"].as_array().map(Vec::len),
+        Some(5)
+    );
+    let text = status(false);
+    assert!(text.contains("Workers: 2 live"), "{text}");
+    assert!(text.contains("worker-a  5 partitions"), "{text}");
+    assert!(text.contains("Partitions without a holder: 0"), "{text}");
+}
+
+#[test]
+fn status_cluster_without_an_engine_says_so_and_exits_non_zero() {
+    let out = Command::new(thresher_bin())
+        .args(["status", "--cluster", "nats://127.0.0.1:1"])
+        .output()
+        .expect("run thresher");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot reach the NATS engine"), "{err}");
+}

@@ -5,12 +5,14 @@
 //!
 //! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
 //! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
-//! init`, the leases, the shares and the logs; the crawl over partitions is the next step (docs/cluster.md, "Status").
+//! init`, `status --cluster`, the leases, the shares and the logs; the crawl over partitions is
+//! the next step (docs/cluster.md, "Status").
 
 mod lease;
 mod log;
 mod share;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, kv, stream};
@@ -145,6 +147,56 @@ pub enum Init {
     AlreadyThere,
 }
 
+/// Who holds what: `thresher status --cluster`.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Report {
+    pub urls: String,
+    pub spec: Spec,
+    /// Live workers (announced within one lease TTL), with the partitions each holds.
+    pub workers: BTreeMap<String, Vec<u32>>,
+    /// Partitions held by a worker id that is not (or no longer) announced.
+    pub held_by_others: BTreeMap<String, Vec<u32>>,
+    /// Partitions nobody holds.
+    pub free: u32,
+}
+
+impl Report {
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "Cluster at {}: {}
+",
+            self.urls,
+            self.spec.describe()
+        );
+        out.push_str(&format!(
+            "Workers: {} live
+",
+            self.workers.len()
+        ));
+        for (id, held) in &self.workers {
+            out.push_str(&format!(
+                "  {id}  {} partitions
+",
+                held.len()
+            ));
+        }
+        for (id, held) in &self.held_by_others {
+            out.push_str(&format!(
+                "  {id}  {} partitions (not announced: its leases lapse within {}s)
+",
+                held.len(),
+                self.spec.lease_ttl.as_secs()
+            ));
+        }
+        out.push_str(&format!(
+            "Partitions without a holder: {}
+",
+            self.free
+        ));
+        out
+    }
+}
+
 /// A connection to the engine.
 pub struct Engine {
     urls: String,
@@ -269,6 +321,54 @@ impl Engine {
             .await
             .map_err(|e| ClusterError::engine("opening the lease bucket", e))?;
         Ok(Leases::new(kv, worker, spec.partitions))
+    }
+
+    /// Who holds which partitions now.
+    pub async fn report(&self) -> Result<Report, ClusterError> {
+        let spec = self.spec().await?;
+        let bucket = |name: &'static str| async move {
+            self.js
+                .get_key_value(name)
+                .await
+                .map_err(|e| ClusterError::engine(&format!("opening bucket {name}"), e))
+        };
+        let members = bucket(MEMBER_BUCKET).await?;
+        let leases = bucket(LEASE_BUCKET).await?;
+        let mut workers: BTreeMap<String, Vec<u32>> = share::keys(&members)
+            .await?
+            .into_iter()
+            .map(|id| (id, Vec::new()))
+            .collect();
+        let mut held_by_others: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut held = 0;
+        for key in share::keys(&leases).await? {
+            let Some(p) = key.strip_prefix('p').and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Some(holder) = leases
+                .get(&key)
+                .await
+                .map_err(|e| ClusterError::engine("reading a lease", e))?
+            else {
+                continue; // lapsed between the listing and the read
+            };
+            let holder = String::from_utf8_lossy(&holder).into_owned();
+            held += 1;
+            match workers.get_mut(&holder) {
+                Some(list) => list.push(p),
+                None => held_by_others.entry(holder).or_default().push(p),
+            }
+        }
+        for list in workers.values_mut().chain(held_by_others.values_mut()) {
+            list.sort_unstable();
+        }
+        Ok(Report {
+            urls: self.urls.clone(),
+            free: spec.partitions.saturating_sub(held),
+            spec,
+            workers,
+            held_by_others,
+        })
     }
 
     /// `partition`'s commit log, taken over by writer `writer` (call it once the partition's

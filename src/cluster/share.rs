@@ -143,7 +143,7 @@ impl Share {
 }
 
 /// The live keys of a bucket (lapsed and deleted entries are not listed).
-async fn keys(store: &kv::Store) -> Result<Vec<String>, ClusterError> {
+pub(super) async fn keys(store: &kv::Store) -> Result<Vec<String>, ClusterError> {
     let mut keys = store
         .keys()
         .await

@@ -22,17 +22,45 @@ pub enum ClusterCmdError {
 pub fn run(args: &ClusterArgs) -> Result<(), ClusterCmdError> {
     #[cfg(feature = "cluster")]
     {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(ClusterCmdError::Runtime)?;
-        rt.block_on(run_async(args))
+        runtime()?.block_on(run_async(args))
     }
     #[cfg(not(feature = "cluster"))]
     {
         let _ = args;
         Err(ClusterCmdError::NotBuilt)
     }
+}
+
+/// `thresher status --cluster URLS [--json]`: the report's text.
+pub fn status(urls: &str, json: bool) -> Result<String, ClusterCmdError> {
+    #[cfg(feature = "cluster")]
+    {
+        runtime()?.block_on(async {
+            let engine = crate::cluster::Engine::connect(urls).await?;
+            let report = engine.report().await?;
+            Ok(if json {
+                let mut text = serde_json::to_string_pretty(&report)
+                    .expect("invariant: a cluster report serialises (plain data)");
+                text.push('\n');
+                text
+            } else {
+                report.render()
+            })
+        })
+    }
+    #[cfg(not(feature = "cluster"))]
+    {
+        let _ = (urls, json);
+        Err(ClusterCmdError::NotBuilt)
+    }
+}
+
+#[cfg(feature = "cluster")]
+fn runtime() -> Result<tokio::runtime::Runtime, ClusterCmdError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ClusterCmdError::Runtime)
 }
 
 #[cfg(feature = "cluster")]
@@ -71,13 +99,15 @@ mod tests {
 
     #[cfg(not(feature = "cluster"))]
     #[test]
-    fn without_the_feature_cluster_init_says_how_to_build_it() {
+    fn without_the_feature_cluster_init_and_status_say_how_to_build_it() {
         let cli =
             crate::cli::Cli::parse_from(["thresher", "cluster", "init", "--nats", "nats://h:4222"]);
         let crate::cli::Command::Cluster(args) = cli.command else {
             panic!("parsed as another command");
         };
         let e = run(&args).unwrap_err();
+        assert!(e.to_string().contains("--features cluster"), "{e}");
+        let e = status("nats://h:4222", false).unwrap_err();
         assert!(e.to_string().contains("--features cluster"), "{e}");
     }
 

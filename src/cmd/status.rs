@@ -21,6 +21,8 @@ pub enum StatusError {
     Missing(std::path::PathBuf),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Cluster(#[from] super::cluster::ClusterCmdError),
     #[error("cannot read the running crawl's snapshot {path}: {message}")]
     Snapshot {
         path: std::path::PathBuf,
@@ -29,6 +31,11 @@ pub enum StatusError {
 }
 
 pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
+    if let Some(urls) = &args.cluster {
+        let text = super::cluster::status(urls, args.json)?;
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+        return Ok(());
+    }
     let config = super::settings(&args.settings, super::data_override(args.data.as_deref()))?;
     let report = report(&config.crawl.data_dir, config.store.cache_bytes)?;
     let text = if args.json {
