@@ -97,6 +97,20 @@ pub fn release() {
     tracing::debug!(took = ?started.elapsed(), "freed heap given back to the OS");
 }
 
+/// Run `f` on a thread of its own, so what it allocates comes from a glibc arena the crawl's
+/// long-lived data (sled's tree, the scheduler) does not share; returns its result.
+pub fn on_own_heap<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("thresher-huge-parse".into())
+            .spawn_scoped(s, f)
+            .expect("spawning the huge-page parse thread");
+        worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
 /// How many times [`release`] ran in this process (for tests: memory asserted by structure).
 pub fn releases() -> u64 {
     RELEASES.load(Relaxed)
@@ -105,6 +119,20 @@ pub fn releases() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 10 (`links3`): a huge page parsed on the crawl's blocking threads left its freed
+    /// tree among the store's allocations made there next; it now parses on a thread of its own.
+    #[test]
+    fn huge_page_work_runs_on_a_thread_of_its_own() {
+        let (name, sum) = on_own_heap(|| {
+            let name = std::thread::current().name().map(str::to_string);
+            (name, (1..=10u64).sum::<u64>())
+        });
+        assert_eq!(name.as_deref(), Some("thresher-huge-parse"));
+        assert_eq!(sum, 55);
+        let panicked = std::panic::catch_unwind(|| on_own_heap(|| panic!("inside")));
+        assert!(panicked.is_err());
+    }
 
     #[test]
     fn only_a_huge_page_releases_memory() {

@@ -31,8 +31,8 @@ fn links(u: &Universe, origin: usize, path: &str) -> (Vec<String>, Vec<String>) 
     let html = u.page(origin, path).expect("a served page");
     let base = url::Url::parse(BASE).unwrap().join(path).unwrap();
     let (mut inside, mut outside) = (Vec::new(), Vec::new());
-    for l in parse_bytes(html.as_bytes(), Some("text/html")).links {
-        let to = base.join(&l.href).unwrap();
+    for l in &parse_bytes(html.as_bytes(), Some("text/html")).links {
+        let to = base.join(l.href).unwrap();
         if to.origin() == base.origin() && to.query().is_none() && to.fragment().is_none() {
             inside.push(to.path().to_string());
         } else {

@@ -726,8 +726,24 @@ fn process_page(
     replacing: Option<u64>,
 ) -> Result<(Commit, Verdict, Vec<Enqueued>), StoreError> {
     let mut early = Vec::new();
-    let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
-    let mut parsed = dom::parse_html(&decoded.text);
+    // A huge page parses on a thread of its own, giving back what its `Rc` tree frees as it
+    // goes: its tree, arena and links are then not spread among the store's long-lived
+    // allocations, and the heap it used goes back to the OS whole (issue 10, `links3`).
+    let huge = resp.body.len() as u64 >= crate::memory::HUGE_PAGE_BYTES;
+    let parse = || {
+        let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());
+        let parsed = if huge {
+            dom::parse::parse_html_releasing(&decoded.text, &crate::memory::release)
+        } else {
+            dom::parse_html(&decoded.text)
+        };
+        (decoded.encoding, parsed)
+    };
+    let (encoding, mut parsed) = if huge {
+        crate::memory::on_own_heap(parse)
+    } else {
+        parse()
+    };
     let header_robots = resp
         .kept_headers
         .iter()
@@ -756,21 +772,20 @@ fn process_page(
             fetched_at_ms: unix_ms(resp.fetched_at),
             depth: entry.depth,
             body_bytes: resp.body.len() as u64,
-            encoding: decoded.encoding.name().to_string(),
+            encoding: encoding.name().to_string(),
             title: parsed.dom.title(),
             truncated: parsed.truncated,
         };
         NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths)
     });
     drop(parsed);
-    drop(decoded);
     // The html5ever tree and the DOM are freed by now (a huge page's ~200 MB): give that back
     // before its links go to the store.
     crate::memory::release_after(resp.body.len() as u64);
 
     if !nofollow && entry.depth < ctx.config.crawl.max_depth {
         for link in links.iter().filter(|l| !l.nofollow) {
-            let Some(target) = urls::normalize(&base, &link.href) else {
+            let Some(target) = urls::normalize(&base, link.href) else {
                 continue;
             };
             if ctx.scope.check(&target).is_err() {

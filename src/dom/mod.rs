@@ -8,13 +8,15 @@
 //! layer: it imports no other thresher module (docs/design.md, "Layers").
 
 pub mod charset;
+pub mod links;
 pub mod meta;
 pub mod parse;
 pub mod paths;
 pub mod text;
 pub mod tree;
 
-pub use parse::{parse_html, Link, MetaRobots, Parsed};
+pub use links::{Link, Links};
+pub use parse::{parse_html, MetaRobots, Parsed};
 pub use tree::{Dom, Element, Node, NodeKind, Text};
 
 /// Decode raw HTML bytes (with the HTTP `Content-Type`, if known) and parse them.

@@ -9,6 +9,7 @@ use html5ever::tendril::{StrTendril, TendrilSink};
 use html5ever::{parse_document, ParseOpts};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
+use super::links::Links;
 use super::paths::{element_path, text_path, DOCUMENT};
 use super::tree::{flags, static_tag, Dom, Element, Node, NodeKind, Text, MAX_NODES, NO_PARENT};
 
@@ -16,14 +17,6 @@ use super::tree::{flags, static_tag, Dom, Element, Node, NodeKind, Text, MAX_NOD
 const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "iframe", "svg", "math", "object", "embed", "canvas",
 ];
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Link {
-    /// The `href` as written (unresolved).
-    pub href: String,
-    /// `rel` contains `nofollow`.
-    pub nofollow: bool,
-}
 
 /// `<meta name="robots">` (and `googlebot`-independent) directives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,7 +43,7 @@ impl MetaRobots {
 pub struct Parsed {
     pub dom: Dom,
     /// `<a href>` and `<area href>` in document order.
-    pub links: Vec<Link>,
+    pub links: Links,
     /// The first `<base href>`.
     pub base_href: Option<String>,
     pub robots: MetaRobots,
@@ -82,6 +75,16 @@ const CHUNK: usize = 64 * 1024;
 
 /// Parse a decoded HTML document.
 pub fn parse_html(html: &str) -> Parsed {
+    parse_html_releasing(html, &|| {})
+}
+
+/// Flattening calls the caller's `release` once per this many `Rc` nodes it has freed.
+pub const RELEASE_EVERY: usize = 1 << 16;
+
+/// [`parse_html`], calling `release` every [`RELEASE_EVERY`] nodes while the `Rc` tree is
+/// freed into the arena, so a caller can give the freed part back to the OS as it goes (a huge
+/// page's tree and its arena were otherwise resident at once).
+pub fn parse_html_releasing(html: &str, release: &dyn Fn()) -> Parsed {
     let cut = depth_cut(html.as_bytes(), MAX_DEPTH);
     let html = &html[..cut.unwrap_or(html.len())];
     let started = Instant::now();
@@ -105,12 +108,12 @@ pub fn parse_html(html: &str) -> Parsed {
         dom: Dom {
             nodes: Vec::with_capacity(html.len() / 40 + 16),
         },
-        links: Vec::new(),
+        links: Links::default(),
         base_href: None,
         robots: MetaRobots::default(),
         truncated: cut.is_some() || over_budget,
     };
-    flatten(&rc.document, &mut out);
+    flatten(&rc.document, &mut out, release);
     out
 }
 
@@ -247,7 +250,7 @@ enum Frame {
 }
 
 /// Iterative pre-order walk (hostile pages nest deeply; recursion would overflow the stack).
-fn flatten(document: &Handle, out: &mut Parsed) {
+fn flatten(document: &Handle, out: &mut Parsed, release: &dyn Fn()) {
     out.dom.nodes.push(Node {
         parent: NO_PARENT,
         end: 1,
@@ -258,6 +261,7 @@ fn flatten(document: &Handle, out: &mut Parsed) {
     let mut stack: Vec<Frame> = vec![Frame::Exit(0)];
     push_children(&mut stack, document, 0, DOCUMENT, 0);
     let mut spacing = Spacing::default();
+    let mut freed = 0usize;
 
     while let Some(frame) = stack.pop() {
         let (handle, parent, parent_path, inherited) = match frame {
@@ -273,6 +277,11 @@ fn flatten(document: &Handle, out: &mut Parsed) {
                 inherited,
             } => (handle, parent, parent_path, inherited),
         };
+        // `handle` is freed at the end of this iteration (its children are on the stack).
+        freed += 1;
+        if freed % RELEASE_EVERY == 0 {
+            release();
+        }
         if out.dom.nodes.len() >= MAX_NODES {
             out.truncated = true;
             continue;
@@ -404,10 +413,7 @@ fn note_metadata<'a>(out: &mut Parsed, tag: &str, attr: &impl Fn(&str) -> Option
                     r.split_ascii_whitespace()
                         .any(|t| t.eq_ignore_ascii_case("nofollow"))
                 });
-                out.links.push(Link {
-                    href: href.trim().to_string(),
-                    nofollow,
-                });
+                out.links.push(href.trim(), nofollow);
                 return true;
             }
         }
@@ -495,12 +501,12 @@ mod tests {
         drop(stack);
         let mut out = Parsed {
             dom: Dom { nodes: Vec::new() },
-            links: Vec::new(),
+            links: Links::default(),
             base_href: None,
             robots: MetaRobots::default(),
             truncated: false,
         };
-        flatten(&rc.document, &mut out);
+        flatten(&rc.document, &mut out, &|| {});
         assert_eq!(out.links.len(), 1);
         assert!(out.dom.nodes.len() > 6);
         // The document is still held; every node below it is gone already.
@@ -578,11 +584,7 @@ mod tests {
                 nofollow: true
             }
         );
-        let links: Vec<(&str, bool)> = p
-            .links
-            .iter()
-            .map(|l| (l.href.as_str(), l.nofollow))
-            .collect();
+        let links: Vec<(&str, bool)> = p.links.iter().map(|l| (l.href, l.nofollow)).collect();
         assert_eq!(links, vec![("x.html", false), ("y", true), ("z", false)]);
     }
 
@@ -701,6 +703,22 @@ mod tests {
         let mut lying = vec![0xff, 0xff, 0xff, 0xff, 0x0f];
         lying.extend_from_slice(&p.dom.to_bytes()[3..100]);
         assert!(Dom::from_bytes(&lying).is_err());
+    }
+
+    /// Issue 10 (`links3`): a huge page's freed `Rc` nodes stayed resident until its whole
+    /// arena was built; the caller now gets to give them back every `RELEASE_EVERY` nodes.
+    #[test]
+    fn huge_page_flatten_releases_as_its_tree_is_freed() {
+        let links: String = (0..RELEASE_EVERY)
+            .map(|i| format!("<a href=/{i}>{i}</a>\n"))
+            .collect();
+        let html = format!("<body>{links}</body>");
+        let calls = std::cell::Cell::new(0);
+        let p = parse_html_releasing(&html, &|| calls.set(calls.get() + 1));
+        // An `a`, its text and the newline after it: three nodes a link.
+        assert_eq!(calls.get(), 3);
+        assert_eq!(p.links.len(), RELEASE_EVERY);
+        assert_eq!(p.dom, parse_html(&html).dom);
     }
 
     #[test]

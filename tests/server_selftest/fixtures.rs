@@ -93,7 +93,7 @@ async fn charset_pages_decode_as_claimed_with_thresher_decoder() {
         for link in &parsed.links {
             let url = url::Url::parse(&o.url(case.path))
                 .unwrap()
-                .join(&link.href)
+                .join(link.href)
                 .unwrap();
             assert_eq!(
                 get(url.as_str()).await.status(),
@@ -155,7 +155,7 @@ fn news_site_links_are_exactly_the_in_scope_links_in_its_html() {
         let here = base.join(&page.path).unwrap();
         let mut found: Vec<String> = Vec::new();
         for l in &parsed.links {
-            let u = here.join(&l.href).unwrap();
+            let u = here.join(l.href).unwrap();
             if u.origin() == base.origin() && !found.contains(&u.path().to_string()) {
                 found.push(u.path().to_string());
             }
