@@ -104,7 +104,7 @@ pub fn on_own_heap<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         let worker = std::thread::Builder::new()
             .name("thresher-huge-parse".into())
             .spawn_scoped(s, f)
-            .expect("spawning the huge-page parse thread");
+            .expect("invariant: a thread can be spawned");
         worker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
