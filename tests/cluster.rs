@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use thresher::cluster::{
-    Append, ClusterError, Engine, Init, Renewal, Share, Spec, LEASE_BUCKET, LOG_STREAM,
+    Append, ClusterError, Engine, Init, Renewal, Sent, Share, Spec, LEASE_BUCKET, LOG_STREAM,
 };
 
 use crate::support::thresher_bin;
@@ -402,4 +402,84 @@ fn status_cluster_without_an_engine_says_so_and_exits_non_zero() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot reach the NATS engine"), "{err}");
+}
+
+#[tokio::test]
+async fn a_link_reaches_its_partition_once_and_comes_back_if_its_receiver_died_before_the_ack() {
+    let Some(server) = nats(
+        "a_link_reaches_its_partition_once_and_comes_back_if_its_receiver_died_before_the_ack",
+    ) else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    let ttl = Duration::from_secs(1);
+    engine.init(&spec(4, ttl)).await.expect("init");
+    // Two workers find the same link to partition 1; another goes to partition 2.
+    assert_eq!(
+        engine
+            .send_link(1, "http://a.example/x")
+            .await
+            .expect("send"),
+        Sent::Stored
+    );
+    assert_eq!(
+        engine
+            .send_link(1, "http://a.example/x")
+            .await
+            .expect("send"),
+        Sent::Duplicate
+    );
+    assert_eq!(
+        engine
+            .send_link(1, "http://a.example/y")
+            .await
+            .expect("send"),
+        Sent::Stored
+    );
+    assert_eq!(
+        engine
+            .send_link(2, "http://b.example/")
+            .await
+            .expect("send"),
+        Sent::Stored
+    );
+
+    let wait = Duration::from_millis(500);
+    let inbox = engine.inbox(1).await.expect("inbox");
+    let got = inbox.next(10, wait).await.expect("pull");
+    let urls: Vec<&str> = got.iter().map(|l| l.url.as_str()).collect();
+    assert_eq!(urls, ["http://a.example/x", "http://a.example/y"]);
+    // The owner commits and acknowledges the first, then dies before acknowledging the second.
+    let mut got = got.into_iter();
+    got.next().expect("first").ack().await.expect("ack");
+    drop(got);
+    drop(inbox);
+    // The partition's next owner gets the second again once the ack wait (one TTL) has passed,
+    // and not the first.
+    let inbox = engine.inbox(1).await.expect("inbox");
+    let start = Instant::now();
+    let again = loop {
+        let got = inbox.next(10, wait).await.expect("pull");
+        if !got.is_empty() {
+            break got;
+        }
+        assert!(
+            start.elapsed() < ttl * 10,
+            "the unacknowledged link never came back"
+        );
+    };
+    let urls: Vec<&str> = again.iter().map(|l| l.url.as_str()).collect();
+    assert_eq!(urls, ["http://a.example/y"]);
+    for l in again {
+        l.ack().await.expect("ack");
+    }
+    assert!(
+        inbox.next(10, wait).await.expect("pull").is_empty(),
+        "nothing left"
+    );
+    // Partition 2's link waits for its own owner.
+    let other = engine.inbox(2).await.expect("inbox");
+    let got = other.next(10, wait).await.expect("pull");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].url, "http://b.example/");
 }

@@ -1,14 +1,15 @@
 //! The cluster mode's coordination on NATS JetStream (`--features cluster`, docs/cluster.md):
 //! reaching the engine, the cluster's layout (its spec, buckets and streams), which partition a
-//! site belongs to, fenced partition leases, each worker's fair share of partitions and the
-//! fenced partition logs.
+//! site belongs to, fenced partition leases, each worker's fair share of partitions, the
+//! fenced partition logs and the links handed between partitions.
 //!
 //! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
 //! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
-//! init`, `status --cluster`, the leases, the shares and the logs; the crawl over partitions is
+//! init`, `status --cluster`, the leases, the shares, the logs and the link inboxes; the crawl over partitions is
 //! the next step (docs/cluster.md, "Status").
 
 mod lease;
+mod links;
 mod log;
 mod share;
 
@@ -19,6 +20,7 @@ use async_nats::jetstream::{self, kv, stream};
 use serde::{Deserialize, Serialize};
 
 pub use lease::{Lease, Leases, Renewal};
+pub use links::{InboundLink, LinkInbox, Sent};
 pub use log::{Append, PartitionLog};
 pub use share::{Round, Share};
 
@@ -375,6 +377,18 @@ impl Engine {
     /// lease is held: whoever wrote before is fenced from now on), for appending and reading back.
     pub async fn log(&self, partition: u32, writer: &str) -> Result<PartitionLog, ClusterError> {
         PartitionLog::open(&self.js, partition, writer).await
+    }
+
+    /// Hand `url` to the owner of `partition` (its site's partition).
+    pub async fn send_link(&self, partition: u32, url: &str) -> Result<Sent, ClusterError> {
+        links::send(&self.js, partition, url).await
+    }
+
+    /// `partition`'s incoming links, for its owner: a link not acknowledged within one lease
+    /// TTL is delivered again (to whoever owns the partition by then).
+    pub async fn inbox(&self, partition: u32) -> Result<LinkInbox, ClusterError> {
+        let spec = self.spec().await?;
+        LinkInbox::open(&self.js, partition, spec.lease_ttl).await
     }
 
     /// Join the cluster as worker `id` (unique per process, e.g. host, pid and start time):

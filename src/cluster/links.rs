@@ -1,0 +1,122 @@
+//! Links handed across partitions: a worker that finds a link to a site of another partition
+//! publishes it to that partition's subject of the link stream with the URL's hash as message
+//! id (JetStream drops a second copy within its duplicate window); the partition's owner pulls
+//! them from a durable consumer and acknowledges each only once it is committed to its frontier,
+//! so a worker killed before that leaves the link to be delivered again (after the ack wait,
+//! one lease TTL) to the partition's next owner.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer, stream};
+use async_nats::HeaderMap;
+use futures::StreamExt;
+
+use super::{ClusterError, LINK_STREAM};
+
+/// The subject of `partition`'s links.
+pub fn subject(partition: u32) -> String {
+    format!("thresher.links.{partition}")
+}
+
+/// What sending a link did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Sent {
+    Stored,
+    /// The same URL was sent within the duplicate window: dropped by the engine.
+    Duplicate,
+}
+
+/// Send `url` to `partition`'s owner.
+pub(super) async fn send(
+    js: &jetstream::Context,
+    partition: u32,
+    url: &str,
+) -> Result<Sent, ClusterError> {
+    let mut headers = HeaderMap::new();
+    let id = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(url.as_bytes()));
+    headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
+    let ack = js
+        .publish_with_headers(
+            subject(partition),
+            headers,
+            url.to_string().into_bytes().into(),
+        )
+        .await
+        .map_err(|e| ClusterError::engine("sending a link", e))?
+        .await
+        .map_err(|e| ClusterError::engine("sending a link", e))?;
+    Ok(if ack.duplicate {
+        Sent::Duplicate
+    } else {
+        Sent::Stored
+    })
+}
+
+/// A partition's links as its owner pulls them.
+pub struct LinkInbox {
+    consumer: consumer::PullConsumer,
+}
+
+/// A link pulled from an inbox: [`InboundLink::ack`] it once it is committed.
+pub struct InboundLink {
+    pub url: String,
+    message: jetstream::Message,
+}
+
+impl InboundLink {
+    pub async fn ack(self) -> Result<(), ClusterError> {
+        self.message
+            .ack()
+            .await
+            .map_err(|e| ClusterError::engine("acknowledging a link", e))
+    }
+}
+
+impl LinkInbox {
+    /// The durable consumer of `partition`'s links; an unacknowledged link is delivered again
+    /// after `ack_wait`.
+    pub(super) async fn open(
+        js: &jetstream::Context,
+        partition: u32,
+        ack_wait: Duration,
+    ) -> Result<LinkInbox, ClusterError> {
+        let stream: stream::Stream = js
+            .get_stream(LINK_STREAM)
+            .await
+            .map_err(|e| ClusterError::engine("opening the link stream", e))?;
+        let name = format!("links-{partition}");
+        let consumer = stream
+            .get_or_create_consumer(
+                &name,
+                consumer::pull::Config {
+                    durable_name: Some(name.clone()),
+                    filter_subject: subject(partition),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| ClusterError::engine("opening a link inbox", e))?;
+        Ok(LinkInbox { consumer })
+    }
+
+    /// Up to `max` waiting links, waiting at most `wait` for the first.
+    pub async fn next(&self, max: usize, wait: Duration) -> Result<Vec<InboundLink>, ClusterError> {
+        let mut batch = self
+            .consumer
+            .fetch()
+            .max_messages(max)
+            .expires(wait)
+            .messages()
+            .await
+            .map_err(|e| ClusterError::engine("pulling links", e))?;
+        let mut out = Vec::new();
+        while let Some(message) = batch.next().await {
+            let message = message.map_err(|e| ClusterError::engine("pulling links", e))?;
+            let url = String::from_utf8_lossy(&message.payload).into_owned();
+            out.push(InboundLink { url, message });
+        }
+        Ok(out)
+    }
+}
