@@ -83,7 +83,7 @@ pub struct Spec {
     /// loss of a node).
     pub replicas: usize,
     /// A lease lapses this long after its holder's last renewal.
-    #[serde(with = "humantime_serde_secs")]
+    #[serde(with = "secs")]
     pub lease_ttl: Duration,
 }
 
@@ -122,7 +122,7 @@ impl Spec {
 }
 
 /// Durations as whole seconds in the stored spec (readable with `nats kv get`).
-mod humantime_serde_secs {
+mod secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 

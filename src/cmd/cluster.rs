@@ -39,10 +39,7 @@ pub fn status(urls: &str, json: bool) -> Result<String, ClusterCmdError> {
             let engine = crate::cluster::Engine::connect(urls).await?;
             let report = engine.report().await?;
             Ok(if json {
-                let mut text = serde_json::to_string_pretty(&report)
-                    .expect("invariant: a cluster report serialises (plain data)");
-                text.push('\n');
-                text
+                super::json_text(&report)
             } else {
                 report.render()
             })
@@ -97,15 +94,20 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[cfg(not(feature = "cluster"))]
-    #[test]
-    fn without_the_feature_cluster_init_and_status_say_how_to_build_it() {
+    /// `thresher cluster init --nats nats://h:4222`, parsed.
+    fn init_args() -> ClusterArgs {
         let cli =
             crate::cli::Cli::parse_from(["thresher", "cluster", "init", "--nats", "nats://h:4222"]);
         let crate::cli::Command::Cluster(args) = cli.command else {
             panic!("parsed as another command");
         };
-        let e = run(&args).unwrap_err();
+        args
+    }
+
+    #[cfg(not(feature = "cluster"))]
+    #[test]
+    fn without_the_feature_cluster_init_and_status_say_how_to_build_it() {
+        let e = run(&init_args()).unwrap_err();
         assert!(e.to_string().contains("--features cluster"), "{e}");
         let e = status("nats://h:4222", false).unwrap_err();
         assert!(e.to_string().contains("--features cluster"), "{e}");
@@ -113,12 +115,7 @@ mod tests {
 
     #[test]
     fn cluster_init_flags_default_to_a_one_node_cluster_of_1024_partitions() {
-        let cli =
-            crate::cli::Cli::parse_from(["thresher", "cluster", "init", "--nats", "nats://h:4222"]);
-        let crate::cli::Command::Cluster(args) = cli.command else {
-            panic!("parsed as another command");
-        };
-        let ClusterCommand::Init(init) = args.command;
+        let ClusterCommand::Init(init) = init_args().command;
         assert_eq!((init.partitions, init.replicas), (1024, 1));
         assert_eq!(init.lease_ttl, std::time::Duration::from_secs(15));
     }

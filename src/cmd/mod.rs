@@ -26,6 +26,14 @@ pub fn settings(args: &ConfigArgs, mut flags: Overrides) -> Result<Config, Confi
     Config::load(args.config.as_deref(), &flags)
 }
 
+/// A report as `--json` prints it: pretty JSON and a final newline.
+pub fn json_text<T: serde::Serialize>(report: &T) -> String {
+    let mut text = serde_json::to_string_pretty(report)
+        .expect("invariant: reports are plain data with string keys, so they serialise");
+    text.push('\n');
+    text
+}
+
 /// `--detector` and `--algorithm` as overrides of `template.detector` / `template.algorithm`.
 pub fn template_overrides<'o>(o: &'o mut Overrides, args: &TemplateArgs) -> &'o mut Overrides {
     o.set_some("template.detector", args.detector.clone(), "--detector")

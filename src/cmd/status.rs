@@ -31,20 +31,18 @@ pub enum StatusError {
 }
 
 pub fn run(args: &StatusArgs) -> Result<(), StatusError> {
-    if let Some(urls) = &args.cluster {
-        let text = super::cluster::status(urls, args.json)?;
-        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
-        return Ok(());
-    }
-    let config = super::settings(&args.settings, super::data_override(args.data.as_deref()))?;
-    let report = report(&config.crawl.data_dir, config.store.cache_bytes)?;
-    let text = if args.json {
-        let mut json = serde_json::to_string_pretty(&report)
-            .expect("invariant: a status report serialises (plain data, string keys)");
-        json.push('\n');
-        json
-    } else {
-        report.render()
+    let text = match &args.cluster {
+        Some(urls) => super::cluster::status(urls, args.json)?,
+        None => {
+            let config =
+                super::settings(&args.settings, super::data_override(args.data.as_deref()))?;
+            let report = report(&config.crawl.data_dir, config.store.cache_bytes)?;
+            if args.json {
+                super::json_text(&report)
+            } else {
+                report.render()
+            }
+        }
     };
     // `status | head`: a closed pipe is the reader's choice, not an error (nor a panic).
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
