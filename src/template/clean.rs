@@ -304,7 +304,7 @@ impl ClusterModel {
     }
 
     /// Whether page mode keeps `Features::articles_percent` of the page text site mode keeps,
-    /// summed over the cluster's (distinct) pages (`prune::ARTICLES_PERCENT`), with site mode's
+    /// summed over the cluster's (distinct) pages (`features::ARTICLES_PERCENT`), with site mode's
     /// verdict per page.
     fn reads_as_articles(&self, pages: &[&Dom], scored: &[Scored]) -> (bool, Vec<Vec<bool>>) {
         let own_kept = |kept: &[bool], s: &Scored| -> u64 {

@@ -1,7 +1,20 @@
 //! The cleaner's components as switches, so each one's effect can be measured alone (the
-//! ablation table in docs/quality.md), and its one new tuned share, so leave-one-out figures can
-//! be measured. The product always runs `Features::ALL`; only the dev harness
-//! (`examples/clean_dev.rs --without NAME --frame PCT`) changes them.
+//! ablation table in docs/quality.md), and its tuned shares, so leave-one-out figures can be
+//! measured. The product always runs `Features::ALL`; only the dev harness
+//! (`examples/clean_dev.rs --without NAME --frame PCT`) changes them. The pruning step's two
+//! constants live here (`prune` reads them through `Features`), so neither file imports the
+//! other both ways.
+
+/// A block repeated on other pages is kept only from this many own tokens on: below it, it is
+/// a byline, a source or editor line; above it, shared prose (a story filed twice, a quote).
+pub const SHORT_REPEATED: u32 = 20;
+
+/// A cluster reads as articles when page mode, run on each of its pages, keeps at least this
+/// share (percent) of the page text site mode keeps: then what site mode alone keeps is the link
+/// lists around a story (more stories, related), not the tables, code and contents lists of
+/// generated docs, which page mode drops by the half (news clusters 91–100 %, most docs clusters
+/// below 90 %; the sweep and leave-one-out figures are in docs/quality.md).
+pub const ARTICLES_PERCENT: u64 = 90;
 
 /// Which components of the content model run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -39,15 +52,15 @@ pub struct Features {
     /// A kept block renders whole: its template text (a label inside a kept paragraph, a line
     /// of generated code shared with sibling pages) goes with it; off, only its own text.
     pub whole_blocks: bool,
-    /// Site mode: a cluster whose pages read as articles (`prune::ARTICLES_PERCENT`) is cleaned
+    /// Site mode: a cluster whose pages read as articles (`ARTICLES_PERCENT`) is cleaned
     /// in `Mode::Articles` (link lines go as in page mode, with page mode's region share).
     pub articles: bool,
     /// The share, in percent, of site mode's page text page mode must keep for a cluster to read
-    /// as articles (`prune::ARTICLES_PERCENT`).
+    /// as articles (`ARTICLES_PERCENT`).
     pub articles_percent: u64,
     /// Prose tokens that make embedded furniture content (`region::EMBEDDED_PROSE`).
     pub embedded_prose: u32,
-    /// Below this many tokens a repeated line is a label (`prune::SHORT_REPEATED`).
+    /// Below this many tokens a repeated line is a label (`SHORT_REPEATED`).
     pub short_repeated: u32,
     /// The share of a page's eligible text the site-mode region must hold, in percent
     /// (`region::FRAME_PERCENT`).
@@ -72,9 +85,9 @@ impl Features {
         labels: true,
         whole_blocks: true,
         articles: true,
-        articles_percent: super::prune::ARTICLES_PERCENT,
+        articles_percent: ARTICLES_PERCENT,
         embedded_prose: super::region::EMBEDDED_PROSE,
-        short_repeated: super::prune::SHORT_REPEATED,
+        short_repeated: SHORT_REPEATED,
         frame_percent: super::region::FRAME_PERCENT,
         page_frame_percent: super::region::PAGE_FRAME_PERCENT,
     };

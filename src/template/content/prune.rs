@@ -11,7 +11,7 @@
 //!   list or an API index); a short repeated line goes only when it stands alone in the region
 //!   (a byline, an editor line), not inside a record (a "Parameters:" term); template text inside
 //!   a record of page-specific content comes back (a generated "Method Summary" heading).
-//! - **Articles** (site mode for a cluster whose pages read as articles, ``ARTICLES_PERCENT``):
+//! - **Articles** (site mode for a cluster whose pages read as articles, `features::ARTICLES_PERCENT`):
 //!   as site mode, except that a link line goes as in page mode, recurring or not (a
 //!   more-stories list beside a story is related-article chaff even on a site seen once).
 
@@ -20,17 +20,6 @@ use crate::dom::Dom;
 use super::blocks::{Block, Blocks};
 use super::features::Features;
 use super::region;
-
-/// A block repeated on other pages is kept only from this many own tokens on: below it, it is
-/// a byline, a source or editor line; above it, shared prose (a story filed twice, a quote).
-pub const SHORT_REPEATED: u32 = 20;
-
-/// A cluster reads as articles when page mode, run on each of its pages, keeps at least this
-/// share (percent) of the page text site mode keeps: then what site mode alone keeps is the link
-/// lists around a story (more stories, related), not the tables, code and contents lists of
-/// generated docs, which page mode drops by the half (news clusters 91–100 %, most docs clusters
-/// below 90 %; the sweep and leave-one-out figures are in docs/quality.md).
-pub const ARTICLES_PERCENT: u64 = 90;
 
 /// How much cross-page evidence a page is cleaned with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
