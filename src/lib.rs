@@ -25,11 +25,13 @@
 //!   a running crawl writes; `cmd::status` shows it.
 //!
 //! Layers (docs/design.md, "Layers: who may import whom"): a module imports only from modules
-//! below it. `dom`, `memory`, `output`, `pool`, `warc`, `eval`, `cluster` and `cli` import no other thresher module;
-//! `template` builds on `dom`; `detect` on `template`; `config` and `store` on those; `crawl` on
-//! `config` and `store`; `learn`, `corpus` and `progress` on `crawl`; `status` on `progress`; `cmd` on
-//! everything; `main.rs` on `cmd`. Nothing below `cmd` imports it, no two files import each other, sled is
-//! reached only through `store` and html5ever only through `dom`.
+//! below it. `dom`, `memory`, `output`, `pool`, `warc`, `eval` and `cluster` import no other
+//! thresher module; `template` builds on `dom`; `detect` on `template`; `config` and `store` on
+//! those; `crawl` on `config`, `store` and `memory`; `learn`, `corpus` and `progress` on `crawl`;
+//! `status` on `progress`; `cli` names `corpus`, `detect` and `template` choices; `cmd` on
+//! everything; `main.rs` on `cmd`. Nothing below `cmd` imports it, no two files import each other
+//! (both checked by `tests/layers.rs`), sled is reached only through `store` and html5ever only
+//! through `dom`.
 
 pub mod cli;
 #[cfg(feature = "cluster")]

@@ -10,6 +10,7 @@ mod eval_cmd;
 mod export;
 mod hostile;
 mod inspect_cmd;
+mod layers;
 mod server_selftest;
 mod support;
 // The long-crawl benchmark's procedural universe, tested in `universe_server`.
