@@ -12,7 +12,7 @@
 //!
 //! Also the schema 2 → 3 upgrade of a store whose seen set was one key per URL.
 
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 
 use super::{key, Store, StoreError};
 
@@ -66,12 +66,24 @@ impl SeenBatch {
         keys.sort_unstable();
         keys.dedup();
         for k in keys {
-            if !self.buckets.contains_key(&k) {
-                let stored = tree.get(k)?.map(|b| decode_bucket(&b)).unwrap_or_default();
-                self.buckets.insert(k, (stored, false));
-            }
+            self.bucket(tree, k)?;
         }
         Ok(())
+    }
+
+    /// The bucket `k` (hashes, changed), read from the tree on first use.
+    fn bucket(
+        &mut self,
+        tree: &sled::Tree,
+        k: [u8; 3],
+    ) -> Result<&mut (Vec<u64>, bool), StoreError> {
+        Ok(match self.buckets.entry(k) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => {
+                let stored = tree.get(k)?.map(|b| decode_bucket(&b)).unwrap_or_default();
+                v.insert((stored, false))
+            }
+        })
     }
 
     /// Add `url`'s hash; false when the seen set (with this batch) already has it.
@@ -80,14 +92,7 @@ impl SeenBatch {
     }
 
     fn insert_hash(&mut self, tree: &sled::Tree, hash: u64) -> Result<bool, StoreError> {
-        let k = bucket_key(hash);
-        let (hashes, dirty) = match self.buckets.entry(k) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                let stored = tree.get(k)?.map(|b| decode_bucket(&b)).unwrap_or_default();
-                v.insert((stored, false))
-            }
-        };
+        let (hashes, dirty) = self.bucket(tree, bucket_key(hash))?;
         match hashes.binary_search(&hash) {
             Ok(_) => Ok(false),
             Err(i) => {
