@@ -2,11 +2,12 @@
 //! commit lock — new URLs checked against the seen set and queued (origins get ids on first
 //! sight), the fetched queue entry removed, the page and its path set stored, errors recorded.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::frontier::encode_segment;
 use super::recrawl::{change_key, pending_key, RevisitSlot};
+use super::seen::SeenBatch;
 use super::{
     encode, key, ChangeRecord, Consumed, ErrorKind, ErrorRecord, GoneRecord, OriginRecord,
     PageMeta, PendingChange, QueueEntry, Store, StoreError, SEGMENT_ENTRIES,
@@ -281,7 +282,11 @@ impl Store {
         // `touched[i].key`, shared by the `Enqueued` of its URLs.
         let mut touched_keys: Vec<Arc<str>> = Vec::new();
         let mut next_origin_id = reg.next_origin_id;
-        let mut seen_here: HashSet<&str> = HashSet::new();
+        let mut seen = SeenBatch::default();
+        seen.load(
+            &self.tree,
+            commit.discovered.iter().map(|(_, e)| e.url.as_str()),
+        )?;
         // Per touched origin, the entries this commit appends to its queue, in order.
         let mut appended: Vec<Vec<&QueueEntry>> = Vec::new();
 
@@ -321,18 +326,14 @@ impl Store {
 
         for (at, entry) in &commit.discovered {
             let origin = commit.origins[*at as usize].as_str();
-            if !seen_here.insert(entry.url.as_str()) {
+            if !seen.insert(&self.tree, &entry.url)? {
                 continue;
             }
-            let seen_key = key::bytes(key::SEEN, entry.url.as_bytes());
-            if self.tree.contains_key(&seen_key)? {
-                continue;
-            }
-            batch.insert(seen_key, &[][..]);
             outcome
                 .enqueued
                 .push(push(origin, entry, &mut touched, &mut appended));
         }
+        seen.write(&mut batch);
         for (at, entry) in &commit.requeued {
             let origin = commit.origins[*at as usize].as_str();
             outcome

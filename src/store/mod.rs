@@ -22,7 +22,7 @@
 //! | `o` origin key                  | `OriginRecord`                |
 //! | `f` origin id u32 · seq u64     | queue segment: the origin's entries from seq on (FIFO) |
 //! | `w` origin id u32               | `Consumed`: which of its queue entries are done |
-//! | `s` normalised URL              | `()` — the seen set           |
+//! | `s` bucket u16 (URL hash's top) | URL hashes u64, sorted — the seen set |
 //! | `p` page id u64                 | `PageMeta`                    |
 //! | `h` page id                     | raw HTML, lz4                 |
 //! | `d` page id                     | `Dom` bytes, lz4              |
@@ -48,6 +48,7 @@ mod commit;
 mod frontier;
 pub mod records;
 pub mod recrawl;
+mod seen;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -61,9 +62,10 @@ pub use frontier::{Consumed, SEGMENT_ENTRIES};
 pub use records::*;
 pub use recrawl::{class, EraUpdate, RevisitSlot};
 
-/// Bump when a record's encoding changes; `open` refuses other versions except 1, which it
-/// upgrades (2: queue entries in per-origin segments, `frontier.rs`).
-pub const SCHEMA_VERSION: u32 = 2;
+/// Bump when a record's encoding changes; `open` refuses other versions except 1 and 2, which it
+/// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
+/// of URL hashes, `seen.rs`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -280,10 +282,13 @@ impl Store {
             registry: Mutex::new(Registry::default()),
         };
         store.check_stamp(marker)?;
-        let upgrade = store.check_schema(create)?;
+        let found = store.check_schema(create)?;
         store.load_registry()?;
-        if upgrade {
-            store.upgrade_queue_v1()?;
+        if found < SCHEMA_VERSION {
+            if found == 1 {
+                store.upgrade_queue_v1()?;
+            }
+            store.upgrade_seen_v2()?;
             store.tree.insert(
                 key::bytes(key::META, b"schema"),
                 &SCHEMA_VERSION.to_be_bytes(),
@@ -332,8 +337,9 @@ impl Store {
         &self.dir
     }
 
-    /// Whether the store is of schema 1 and must be upgraded (once the registry is loaded).
-    fn check_schema(&self, create: bool) -> Result<bool, StoreError> {
+    /// The store's schema: [`SCHEMA_VERSION`], or an older one it is upgraded from (once the
+    /// registry is loaded).
+    fn check_schema(&self, create: bool) -> Result<u32, StoreError> {
         let k = key::bytes(key::META, b"schema");
         match self.tree.get(&k)? {
             None if !create => Err(StoreError::NotAStore {
@@ -341,7 +347,7 @@ impl Store {
             }),
             None => {
                 self.tree.insert(k, &SCHEMA_VERSION.to_be_bytes())?;
-                Ok(false)
+                Ok(SCHEMA_VERSION)
             }
             Some(v) => {
                 let found =
@@ -349,8 +355,8 @@ impl Store {
                         key: "Mschema".into(),
                         message: "not a u32".into(),
                     })?);
-                if found == SCHEMA_VERSION || found == 1 {
-                    Ok(found == 1)
+                if (1..=SCHEMA_VERSION).contains(&found) {
+                    Ok(found)
                 } else {
                     Err(StoreError::Schema {
                         dir: self.dir.clone(),
@@ -422,12 +428,6 @@ impl Store {
         let mut v: Vec<OriginRecord> = self.lock().origins.values().cloned().collect();
         v.sort_by_key(|o| o.id);
         v
-    }
-
-    pub fn is_seen(&self, url: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .tree
-            .contains_key(key::bytes(key::SEEN, url.as_bytes()))?)
     }
 
     // ---- pages ------------------------------------------------------------------------------

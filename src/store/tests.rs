@@ -491,3 +491,103 @@ fn a_schema_1_queue_is_upgraded_to_segments_in_order() {
     let all = s.queue_from(4, 0, 1000).unwrap();
     assert_eq!(all.last().unwrap().1.url, "http://a/new");
 }
+
+/// Issue 10 (`links3`): one sled key per seen URL cost ~90 bytes of sled's in-memory tree each;
+/// the seen set is now 8-byte URL hashes in buckets, no key holding a URL.
+#[test]
+fn seen_set_holds_url_hashes_in_buckets_not_a_key_per_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let n = 10_000;
+    let mut c = Commit::new();
+    for i in (0..n).chain([7, 9_999]) {
+        c.discover(
+            "http://a".into(),
+            QueueEntry::page(format!("http://a/{i}"), 1),
+        );
+    }
+    assert_eq!(
+        s.commit(c).unwrap().enqueued.len(),
+        n,
+        "duplicates in one commit"
+    );
+    let mut keys = 0;
+    let mut hashes = 0;
+    for item in s.tree.scan_prefix([key::SEEN]) {
+        let (k, v) = item.unwrap();
+        assert_eq!(k.len(), 3, "a bucket key, not a URL: {k:?}");
+        assert_eq!(v.len() % 8, 0);
+        keys += 1;
+        hashes += v.len() / 8;
+    }
+    assert_eq!(hashes, n, "one hash per URL");
+    assert!(keys < n, "{keys} keys for {n} URLs");
+    assert!(s.is_seen("http://a/0").unwrap() && s.is_seen("http://a/9999").unwrap());
+    assert!(!s.is_seen("http://a/10000").unwrap());
+    let mut c = Commit::new();
+    c.discover("http://a".into(), QueueEntry::page("http://a/5".into(), 1))
+        .discover(
+            "http://a".into(),
+            QueueEntry::page("http://a/new".into(), 1),
+        );
+    let out = s.commit(c).unwrap();
+    assert_eq!(out.enqueued.len(), 1, "a seen URL is not queued again");
+}
+
+/// A store of schema 2 (one seen key per URL) is upgraded when opened: every URL it had seen is
+/// still seen, no old key is left, and an upgrade cut short finishes on the next open.
+#[test]
+fn a_schema_2_seen_set_is_upgraded_to_hash_buckets() {
+    let dir = tempfile::tempdir().unwrap();
+    let urls: Vec<String> = (0..5_000).map(|i| format!("http://a/{i}")).collect();
+    let old_keys = |s: &Store| {
+        s.tree
+            .scan_prefix([key::SEEN])
+            .filter(|i| i.as_ref().unwrap().0.len() != 3)
+            .count()
+    };
+    {
+        let s = open(dir.path());
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &2u32.to_be_bytes())
+            .unwrap();
+        for u in &urls {
+            s.tree
+                .insert(key::bytes(key::SEEN, u.as_bytes()), &[][..])
+                .unwrap();
+        }
+        // An earlier upgrade cut short: some URLs already in their buckets, their keys gone.
+        let mut seen = seen::SeenBatch::default();
+        let mut batch = sled::Batch::default();
+        for u in &urls[..100] {
+            assert!(seen.insert(&s.tree, u).unwrap());
+            batch.remove(key::bytes(key::SEEN, u.as_bytes()));
+        }
+        seen.write(&mut batch);
+        s.tree.apply_batch(batch).unwrap();
+        assert_eq!(old_keys(&s), urls.len() - 100);
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    let v = s
+        .tree
+        .get(key::bytes(key::META, b"schema"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(v.as_ref(), &SCHEMA_VERSION.to_be_bytes());
+    assert_eq!(old_keys(&s), 0);
+    assert!(urls.iter().all(|u| s.is_seen(u).unwrap()));
+    let hashes: usize = s
+        .tree
+        .scan_prefix([key::SEEN])
+        .map(|i| i.unwrap().1.len() / 8)
+        .sum();
+    assert_eq!(hashes, urls.len(), "each URL once");
+    let mut c = Commit::new();
+    c.discover("http://a".into(), QueueEntry::page(urls[4_000].clone(), 1))
+        .discover(
+            "http://a".into(),
+            QueueEntry::page("http://a/new".into(), 1),
+        );
+    assert_eq!(s.commit(c).unwrap().enqueued.len(), 1);
+}
