@@ -63,7 +63,8 @@ pub fn site_dir_name(site: &str) -> String {
 
 /// Write `bytes` to `path` atomically (see [`AtomicFile`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = AtomicFile::create(path)?;
+    // One write of the whole: no buffer to fill (and allocate) first.
+    let mut f = AtomicFile::with_buffer(path, 0)?;
     f.write_all(bytes)?;
     f.commit()
 }
@@ -80,6 +81,11 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Start writing `path`. Fails when `path` is a directory (nothing is created then).
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::with_buffer(path, 8 * 1024)
+    }
+
+    /// `create` with a write buffer of `capacity` bytes (0: every write goes to the file).
+    fn with_buffer(path: &Path, capacity: usize) -> io::Result<AtomicFile> {
         let name = path
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
@@ -95,7 +101,7 @@ impl AtomicFile {
         let tmp = path.with_file_name(tmp_name);
         let file = File::create(&tmp)?;
         Ok(AtomicFile {
-            file: Some(io::BufWriter::new(file)),
+            file: Some(io::BufWriter::with_capacity(capacity, file)),
             tmp,
             path: path.to_path_buf(),
         })

@@ -679,6 +679,21 @@ mod tests {
     #[test]
     fn known_tags_table_is_sorted_and_unknown_tags_are_kept() {
         assert!(KNOWN_TAGS.windows(2).all(|w| w[0] < w[1]));
+        for tag in KNOWN_TAGS {
+            assert_eq!(crate::dom::tree::static_tag(tag), Some(*tag));
+        }
+        for other in [
+            "",
+            "custom-el",
+            "A",
+            "di",
+            "divx",
+            "a\0",
+            "sixteen-byte-tag",
+            "x".repeat(40).as_str(),
+        ] {
+            assert_eq!(crate::dom::tree::static_tag(other), None, "{other}");
+        }
         let p = parse_html("<p><custom-el>x</custom-el></p>");
         let tags: Vec<&str> = (0..p.dom.len()).filter_map(|i| p.dom.tag(i)).collect();
         assert!(

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::crawl::url::{page_stem, without_credentials};
 use crate::output::{site_dir_name, write_atomic};
-use crate::store::{now_ms, BylineRecord, CleanRecord, Store, StoreError};
+use crate::store::{now_ms, BylineRecord, CleanBatch, CleanRecord, Store, StoreError};
 use crate::template::byline::Byline;
 
 #[derive(Debug, thiserror::Error)]
@@ -51,39 +51,48 @@ impl Output {
         text: &str,
         byline: &Byline,
     ) -> Result<bool, OutputError> {
-        match self.file(store, site, id, cluster, text.to_string(), byline)? {
-            None => Ok(false),
-            Some(record) => {
-                store.put_cleaned_many(&[record])?;
-                Ok(true)
-            }
-        }
+        let mut batch = CleanBatch::default();
+        let written = self.file(
+            store,
+            &mut batch,
+            site,
+            id,
+            cluster,
+            text.to_string(),
+            byline,
+        )?;
+        store.put_clean_batch(batch)?;
+        Ok(written)
     }
 
-    /// Write the page's file if its text (or cluster) changed, and return the record to store
-    /// for it (`None`: unchanged). Callers store records in batches (`put_cleaned_many`). The
-    /// page's byline is stored here, when it changed (a read, and rarely a write, per page).
+    /// Write the page's file if its text (or cluster) changed, and add its record to `batch`
+    /// (`false`: unchanged, nothing added). The page's byline goes to `batch` too, when it
+    /// changed (a read per page). Callers store a step's batch at once
+    /// (`Store::put_clean_batch`), after its files: a kill -9 in between leaves those pages'
+    /// old records, which only costs writing their files again.
+    #[allow(clippy::too_many_arguments)]
     pub fn file(
         &self,
         store: &Store,
+        batch: &mut CleanBatch,
         site: &str,
         id: u64,
         cluster: u32,
         text: String,
         byline: &Byline,
-    ) -> Result<Option<(u64, CleanRecord)>, OutputError> {
+    ) -> Result<bool, OutputError> {
         let record = BylineRecord {
             author: byline.author.clone(),
             published: byline.published.clone(),
         };
         if store.byline(id)?.unwrap_or_default() != record {
-            store.put_byline(id, &record)?;
+            batch.byline(id, &record);
         }
         let dir = self.site_dir(site);
         let path = dir.join(format!("{}.txt", page_stem(id)));
         let sum = (cluster, xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
         if store.cleaned_sum(id)? == Some(sum) && path.exists() {
-            return Ok(None);
+            return Ok(false);
         }
         let write = || write_atomic(&path, text.as_bytes());
         let written = match write() {
@@ -97,14 +106,15 @@ impl Output {
             path: path.clone(),
             source,
         })?;
-        Ok(Some((
+        batch.cleaned(
             id,
-            CleanRecord {
+            &CleanRecord {
                 cluster,
                 text,
                 updated_at_ms: now_ms(),
             },
-        )))
+        );
+        Ok(true)
     }
 
     /// Rewrite `OUT/<site>/index.tsv` for the site's cleaned pages.

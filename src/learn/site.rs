@@ -15,7 +15,7 @@ use crate::crawl::url::without_credentials;
 use crate::detect::{self, Detector};
 use crate::dom::Dom;
 use crate::store::{
-    now_ms, CleanRecord, ClusterSummary, EraUpdate, RecrawlRun, SiteClusters, Store, StoreError,
+    now_ms, CleanBatch, ClusterSummary, EraUpdate, RecrawlRun, SiteClusters, Store, StoreError,
 };
 use crate::template::byline::Byline;
 use crate::template::clean::{Cleaned, ClusterModel};
@@ -228,7 +228,8 @@ impl SiteLearner<'_> {
                 by_cluster.entry(c).or_default().push(id);
             }
         }
-        let mut records = Vec::new();
+        let mut batch = CleanBatch::default();
+        let mut written = 0;
         let mut cleaned_now = 0;
         let mut cleaned = Vec::new();
         for (c, pages) in by_cluster {
@@ -244,14 +245,12 @@ impl SiteLearner<'_> {
                 if let Some(dom) = self.store.dom(id)? {
                     cleaned_now += 1;
                     let page = model.clean_page(&dom);
-                    records.extend(self.write(site, id, c, page)?);
+                    written += u64::from(self.write(&mut batch, site, id, c, page)?);
                     cleaned.push(id);
                 }
             }
         }
-        self.store.put_cleaned_many(&records)?;
-        let written = records.len() as u64;
-        drop(records);
+        self.store.put_clean_batch(batch)?;
         let clusters = hc.clusters().count() as u64;
         let pages = hc.len() as u64;
         state.clusters = Some(hc);
@@ -412,18 +411,18 @@ impl SiteLearner<'_> {
             drop(pages);
             drop(doms);
             pass.cleaned += kept.len() as u64;
-            let mut records = Vec::new();
+            // The texts, bylines and fingerprint of the cluster in one batch.
+            let mut batch = CleanBatch::default();
             for (&m, page) in kept.iter().zip(cleaned) {
                 let id = ids[m as usize];
-                records.extend(self.write(site, id, label, page)?);
+                pass.written += u64::from(self.write(&mut batch, site, id, label, page)?);
             }
-            self.store.put_cleaned_many(&records)?;
-            pass.written += records.len() as u64;
             let kept_ids: Vec<u64> = kept.iter().map(|&m| ids[m as usize]).collect();
             // A member without a DOM left the model's inputs short of the fingerprint's.
             if kept.len() == members.len() {
-                self.store.put_clean_models(&kept_ids, fingerprint)?;
+                batch.certify(&kept_ids, fingerprint);
             }
+            self.store.put_clean_batch(batch)?;
             pass.clusters.push(ClusterSummary {
                 id: label,
                 members: kept_ids,
@@ -505,19 +504,18 @@ impl SiteLearner<'_> {
         drop(sample);
         pass.cleaned += sample_ids.len() as u64;
         let mut kept: Vec<u64> = Vec::with_capacity(members.len());
-        let mut records = Vec::new();
+        let mut batch = CleanBatch::default();
         for (&id, page) in sample_ids.iter().zip(sample_cleaned) {
-            records.extend(self.write(site, id, label, page)?);
+            pass.written += u64::from(self.write(&mut batch, site, id, label, page)?);
             kept.push(id);
         }
-        self.store.put_cleaned_many(&records)?;
-        pass.written += records.len() as u64;
         if whole_sample {
-            self.store.put_clean_models(&sample_ids, fingerprint)?;
+            batch.certify(&sample_ids, fingerprint);
         }
+        self.store.put_clean_batch(batch)?;
         let in_sample: HashSet<u64> = sample_ids.into_iter().collect();
         for chunk in members.chunks(engine::LEARN_SAMPLE) {
-            let mut records = Vec::new();
+            let mut batch = CleanBatch::default();
             let mut certify = Vec::new();
             for &m in chunk {
                 let id = ids[m as usize];
@@ -532,16 +530,15 @@ impl SiteLearner<'_> {
                 if let Some(dom) = self.store.dom(id)? {
                     let page = model.clean_page(&dom);
                     pass.cleaned += 1;
-                    records.extend(self.write(site, id, label, page)?);
+                    pass.written += u64::from(self.write(&mut batch, site, id, label, page)?);
                     kept.push(id);
                     certify.push(id);
                 }
             }
-            self.store.put_cleaned_many(&records)?;
-            pass.written += records.len() as u64;
             if whole_sample {
-                self.store.put_clean_models(&certify, fingerprint)?;
+                batch.certify(&certify, fingerprint);
             }
+            self.store.put_clean_batch(batch)?;
         }
         kept.sort_unstable();
         Ok(ClusterSummary {
@@ -562,17 +559,25 @@ impl SiteLearner<'_> {
         Ok(true)
     }
 
-    /// One cleaned page's text file and byline (`Output::file`): the record to store for it.
+    /// One cleaned page's text file and byline (`Output::file`), its records added to `batch`:
+    /// whether its text was written.
     fn write(
         &self,
+        batch: &mut CleanBatch,
         site: &str,
         id: u64,
         cluster: u32,
         page: Cleaned,
-    ) -> Result<Option<(u64, CleanRecord)>, LearnError> {
-        Ok(self
-            .out
-            .file(self.store, site, id, cluster, page.text, &page.byline)?)
+    ) -> Result<bool, LearnError> {
+        Ok(self.out.file(
+            self.store,
+            batch,
+            site,
+            id,
+            cluster,
+            page.text,
+            &page.byline,
+        )?)
     }
 
     /// The site's page ids, ascending, with one stored record each (pages without it skipped).
@@ -604,13 +609,17 @@ impl SiteLearner<'_> {
         let result = detect::clean_site(self.detector, &doms);
         drop(doms);
         let assignment = result.clustering.assignment(ids.len());
-        let mut records = Vec::new();
+        let mut batch = CleanBatch::default();
+        let mut written = 0;
         let none = Byline::default();
         for (k, ((&id, text), &c)) in ids.iter().zip(result.texts).zip(&assignment).enumerate() {
             let byline = result.bylines.get(k).unwrap_or(&none);
-            records.extend(self.out.file(self.store, site, id, c, text, byline)?);
+            written += u64::from(
+                self.out
+                    .file(self.store, &mut batch, site, id, c, text, byline)?,
+            );
         }
-        self.store.put_cleaned_many(&records)?;
+        self.store.put_clean_batch(batch)?;
         let clusters = result
             .clustering
             .clusters
@@ -627,7 +636,7 @@ impl SiteLearner<'_> {
             cleaned: ids.len() as u64,
             reused: 0,
             clusters,
-            written: records.len() as u64,
+            written,
         })
     }
 

@@ -192,6 +192,58 @@ struct Registry {
     sites: HashMap<String, SiteCounters>,
 }
 
+/// Cleaned output gathered for one sled batch ([`Store::put_clean_batch`]): what
+/// `put_cleaned_many`, `put_byline` and `put_clean_models` each write, in the order added (a
+/// later write to a key wins), so a step stores its pages' texts, changed bylines and model
+/// fingerprint with one batch instead of one per page.
+#[derive(Debug, Default)]
+pub struct CleanBatch {
+    batch: sled::Batch,
+    ops: usize,
+}
+
+impl CleanBatch {
+    /// The page's cleaned text (as `put_cleaned_many`). Text written without a model
+    /// fingerprint is certified by none: the end-of-crawl pass certifies it again
+    /// ([`CleanBatch::certify`], after this) when its own model wrote the text.
+    pub fn cleaned(&mut self, id: u64, record: &CleanRecord) {
+        let mut sum = record.cluster.to_be_bytes().to_vec();
+        sum.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()).to_be_bytes());
+        self.batch.insert(
+            key::page(key::CLEANED, id),
+            lz4_flex::compress_prepend_size(&encode(record)),
+        );
+        self.batch.insert(key::page(key::CLEAN_SUM, id), sum);
+        self.batch.remove(key::page(key::CLEAN_MODEL, id));
+        self.ops += 1;
+    }
+
+    /// What the page's byline says (as `put_byline`): an empty record removes the key, and a
+    /// new byline is new cleaned output, so the page's model fingerprint goes with it.
+    pub fn byline(&mut self, id: u64, record: &BylineRecord) {
+        let k = key::page(key::BYLINE, id);
+        if record.is_empty() {
+            self.batch.remove(k);
+        } else {
+            self.batch.insert(k, encode(record));
+        }
+        self.batch.remove(key::page(key::CLEAN_MODEL, id));
+        self.ops += 1;
+    }
+
+    /// The model with fingerprint `fingerprint` wrote the cleaned text of each page of `ids`
+    /// (as `put_clean_models`; its text and byline added to this batch before it).
+    pub fn certify(&mut self, ids: &[u64], fingerprint: u64) {
+        for &id in ids {
+            self.batch.insert(
+                key::page(key::CLEAN_MODEL, id),
+                &fingerprint.to_be_bytes()[..],
+            );
+            self.ops += 1;
+        }
+    }
+}
+
 pub struct Store {
     dir: PathBuf,
     db: sled::Db,
@@ -603,22 +655,18 @@ impl Store {
 
     /// Store several pages' cleaned text in one batch.
     pub fn put_cleaned_many(&self, records: &[(u64, CleanRecord)]) -> Result<(), StoreError> {
-        let mut batch = sled::Batch::default();
+        let mut batch = CleanBatch::default();
         for (id, record) in records {
-            let mut sum = record.cluster.to_be_bytes().to_vec();
-            sum.extend_from_slice(
-                &xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()).to_be_bytes(),
-            );
-            batch.insert(
-                key::page(key::CLEANED, *id),
-                lz4_flex::compress_prepend_size(&encode(record)),
-            );
-            batch.insert(key::page(key::CLEAN_SUM, *id), sum);
-            // Text written without a model fingerprint is certified by none: the end-of-crawl
-            // pass sets it again (`put_clean_models`) when its own model wrote the text.
-            batch.remove(key::page(key::CLEAN_MODEL, *id));
+            batch.cleaned(*id, record);
         }
-        self.tree.apply_batch(batch)?;
+        self.put_clean_batch(batch)
+    }
+
+    /// Apply a [`CleanBatch`] (cleaned texts, bylines, model fingerprints) as one sled batch.
+    pub fn put_clean_batch(&self, batch: CleanBatch) -> Result<(), StoreError> {
+        if batch.ops > 0 {
+            self.tree.apply_batch(batch.batch)?;
+        }
         Ok(())
     }
 
@@ -640,15 +688,9 @@ impl Store {
     /// each page of `ids` (stored before this call: a kill in between leaves them uncertified,
     /// which only costs a re-clean).
     pub fn put_clean_models(&self, ids: &[u64], fingerprint: u64) -> Result<(), StoreError> {
-        let mut batch = sled::Batch::default();
-        for &id in ids {
-            batch.insert(
-                key::page(key::CLEAN_MODEL, id),
-                &fingerprint.to_be_bytes()[..],
-            );
-        }
-        self.tree.apply_batch(batch)?;
-        Ok(())
+        let mut batch = CleanBatch::default();
+        batch.certify(ids, fingerprint);
+        self.put_clean_batch(batch)
     }
 
     /// What the page's byline said when it was last cleaned (`None`: nothing, or never read).
@@ -661,16 +703,9 @@ impl Store {
     /// A new byline is new cleaned output: the page's model fingerprint goes with it (as in
     /// `put_cleaned_many`).
     pub fn put_byline(&self, id: u64, record: &BylineRecord) -> Result<(), StoreError> {
-        let k = key::page(key::BYLINE, id);
-        let mut batch = sled::Batch::default();
-        if record.is_empty() {
-            batch.remove(k);
-        } else {
-            batch.insert(k, encode(record));
-        }
-        batch.remove(key::page(key::CLEAN_MODEL, id));
-        self.tree.apply_batch(batch)?;
-        Ok(())
+        let mut batch = CleanBatch::default();
+        batch.byline(id, record);
+        self.put_clean_batch(batch)
     }
 
     /// Number of stored pages (sum of the sites' counters).

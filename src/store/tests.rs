@@ -236,6 +236,55 @@ fn a_model_fingerprint_goes_with_new_text_a_new_byline_or_new_bytes() {
     assert_eq!(s.clean_model(1).unwrap(), None, "the page replaced");
 }
 
+/// A `CleanBatch` writes what `put_cleaned_many`, `put_byline` and `put_clean_models` would,
+/// in the order added: a fingerprint certified after the page's text and byline stands, one
+/// added before them does not.
+#[test]
+fn a_clean_batch_stores_texts_bylines_and_fingerprints_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let rec = |text: &str| CleanRecord {
+        cluster: 3,
+        text: text.into(),
+        updated_at_ms: 1,
+    };
+    let byline = BylineRecord {
+        author: Some("A. Writer".into()),
+        published: None,
+    };
+    let mut batch = CleanBatch::default();
+    batch.cleaned(1, &rec("one"));
+    batch.byline(1, &byline);
+    batch.cleaned(2, &rec("two"));
+    batch.certify(&[1, 2], 77);
+    batch.certify(&[3], 5);
+    batch.byline(3, &byline);
+    s.put_clean_batch(batch).unwrap();
+    assert_eq!(s.cleaned(1).unwrap(), Some(rec("one")));
+    assert_eq!(s.cleaned(2).unwrap(), Some(rec("two")));
+    assert_eq!(
+        s.cleaned_sum(2).unwrap(),
+        Some((3, xxhash_rust::xxh3::xxh3_64(b"two")))
+    );
+    assert_eq!(s.byline(1).unwrap(), Some(byline.clone()));
+    assert_eq!(s.byline(2).unwrap(), None);
+    assert_eq!(s.clean_model(1).unwrap(), Some(77));
+    assert_eq!(s.clean_model(2).unwrap(), Some(77));
+    assert_eq!(
+        s.clean_model(3).unwrap(),
+        None,
+        "a byline after the fingerprint"
+    );
+    // An empty byline removes the stored one; an empty batch writes nothing.
+    let mut batch = CleanBatch::default();
+    batch.byline(1, &BylineRecord::default());
+    s.put_clean_batch(batch).unwrap();
+    assert_eq!(s.byline(1).unwrap(), None);
+    assert_eq!(s.clean_model(1).unwrap(), None);
+    s.put_clean_batch(CleanBatch::default()).unwrap();
+    assert_eq!(s.cleaned(1).unwrap(), Some(rec("one")));
+}
+
 #[test]
 fn state_survives_reopen_and_origin_ids_stay_unique() {
     let dir = tempfile::tempdir().unwrap();

@@ -17,7 +17,25 @@ pub fn is_cjk(c: char) -> bool {
 pub fn count(text: &str) -> u32 {
     let mut n = 0;
     let mut in_word = false;
-    for c in text.chars() {
+    let mut rest = text;
+    while !rest.is_empty() {
+        // ASCII, most text: neither CJK nor any other alphanumeric than its own.
+        let ascii = rest.bytes().take_while(u8::is_ascii).count();
+        for b in rest[..ascii].bytes() {
+            if b.is_ascii_alphanumeric() {
+                if !in_word {
+                    n += 1;
+                    in_word = true;
+                }
+            } else {
+                in_word = false;
+            }
+        }
+        rest = &rest[ascii..];
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
+        rest = &rest[c.len_utf8()..];
         if is_cjk(c) {
             n += 1;
             in_word = false;
@@ -54,5 +72,37 @@ mod tests {
         assert_eq!(count("don't"), 2);
         assert_eq!(count(" — … "), 0);
         assert_eq!(count("snake_case"), 2);
+    }
+
+    /// The ASCII fast path counts what a char-by-char reading does.
+    #[test]
+    fn the_ascii_path_counts_as_chars_do() {
+        let by_char = |text: &str| {
+            let (mut n, mut in_word) = (0, false);
+            for c in text.chars() {
+                if is_cjk(c) {
+                    n += 1;
+                    in_word = false;
+                } else if c.is_alphanumeric() {
+                    n += u32::from(!in_word);
+                    in_word = true;
+                } else {
+                    in_word = false;
+                }
+            }
+            n
+        };
+        for text in [
+            "",
+            "a",
+            "Café au lait, naïve 3½ x",
+            "été42 ofo与摩拜 abc",
+            "déjà-vu\u{00A0}Ωmega αβγ δ 1",
+            "共享单车 and bikes",
+            " — … ",
+            "über",
+        ] {
+            assert_eq!(count(text), by_char(text), "{text}");
+        }
     }
 }
