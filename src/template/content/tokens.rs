@@ -13,40 +13,20 @@ pub fn is_cjk(c: char) -> bool {
         | '\u{ac00}'..='\u{d7af}')
 }
 
-/// Token count of `text`.
+/// Token count of `text`. ASCII (most text) is told apart first: it is neither CJK nor
+/// alphanumeric beyond its own letters and digits, so the Unicode tables are not consulted.
 pub fn count(text: &str) -> u32 {
-    let mut n = 0;
-    let mut in_word = false;
-    let mut rest = text;
-    while !rest.is_empty() {
-        // ASCII, most text: neither CJK nor any other alphanumeric than its own.
-        let ascii = rest.bytes().take_while(u8::is_ascii).count();
-        for b in rest[..ascii].bytes() {
-            if b.is_ascii_alphanumeric() {
-                if !in_word {
-                    n += 1;
-                    in_word = true;
-                }
-            } else {
-                in_word = false;
-            }
-        }
-        rest = &rest[ascii..];
-        let Some(c) = rest.chars().next() else {
-            break;
-        };
-        rest = &rest[c.len_utf8()..];
-        if is_cjk(c) {
-            n += 1;
-            in_word = false;
-        } else if c.is_alphanumeric() {
-            if !in_word {
-                n += 1;
-                in_word = true;
-            }
+    let (mut n, mut in_word) = (0, false);
+    for c in text.chars() {
+        let (token, word) = if c.is_ascii() {
+            (false, c.is_ascii_alphanumeric())
+        } else if is_cjk(c) {
+            (true, false)
         } else {
-            in_word = false;
-        }
+            (false, c.is_alphanumeric())
+        };
+        n += u32::from(token || (word && !in_word));
+        in_word = word;
     }
     n
 }
