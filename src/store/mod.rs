@@ -192,10 +192,9 @@ struct Registry {
     sites: HashMap<String, SiteCounters>,
 }
 
-/// Cleaned output gathered for one sled batch ([`Store::put_clean_batch`]): what
-/// `put_cleaned_many`, `put_byline` and `put_clean_models` each write, in the order added (a
-/// later write to a key wins), so a step stores its pages' texts, changed bylines and model
-/// fingerprint with one batch instead of one per page.
+/// Cleaned output gathered for one sled batch ([`Store::put_clean_batch`]): pages' texts,
+/// changed bylines and model fingerprints, in the order added (a later write to a key wins),
+/// so a step or a cluster of the end-of-crawl pass stores them with one batch, not one per page.
 #[derive(Debug, Default)]
 pub struct CleanBatch {
     batch: sled::Batch,
@@ -203,7 +202,7 @@ pub struct CleanBatch {
 }
 
 impl CleanBatch {
-    /// The page's cleaned text (as `put_cleaned_many`). Text written without a model
+    /// The page's cleaned text. Text written without a model
     /// fingerprint is certified by none: the end-of-crawl pass certifies it again
     /// ([`CleanBatch::certify`], after this) when its own model wrote the text.
     pub fn cleaned(&mut self, id: u64, record: &CleanRecord) {
@@ -218,7 +217,7 @@ impl CleanBatch {
         self.ops += 1;
     }
 
-    /// What the page's byline says (as `put_byline`): an empty record removes the key, and a
+    /// What the page's byline says: an empty record removes the key, and a
     /// new byline is new cleaned output, so the page's model fingerprint goes with it.
     pub fn byline(&mut self, id: u64, record: &BylineRecord) {
         let k = key::page(key::BYLINE, id);
@@ -232,7 +231,7 @@ impl CleanBatch {
     }
 
     /// The model with fingerprint `fingerprint` wrote the cleaned text of each page of `ids`
-    /// (as `put_clean_models`; its text and byline added to this batch before it).
+    /// (its text and byline added to this batch before it).
     pub fn certify(&mut self, ids: &[u64], fingerprint: u64) {
         for &id in ids {
             self.batch.insert(
@@ -649,19 +648,6 @@ impl Store {
         })
     }
 
-    pub fn put_cleaned(&self, id: u64, record: &CleanRecord) -> Result<(), StoreError> {
-        self.put_cleaned_many(&[(id, record.clone())])
-    }
-
-    /// Store several pages' cleaned text in one batch.
-    pub fn put_cleaned_many(&self, records: &[(u64, CleanRecord)]) -> Result<(), StoreError> {
-        let mut batch = CleanBatch::default();
-        for (id, record) in records {
-            batch.cleaned(*id, record);
-        }
-        self.put_clean_batch(batch)
-    }
-
     /// Apply a [`CleanBatch`] (cleaned texts, bylines, model fingerprints) as one sled batch.
     pub fn put_clean_batch(&self, batch: CleanBatch) -> Result<(), StoreError> {
         if batch.ops > 0 {
@@ -684,28 +670,9 @@ impl Store {
         })
     }
 
-    /// Record that the model with fingerprint `fingerprint` wrote the current cleaned text of
-    /// each page of `ids` (stored before this call: a kill in between leaves them uncertified,
-    /// which only costs a re-clean).
-    pub fn put_clean_models(&self, ids: &[u64], fingerprint: u64) -> Result<(), StoreError> {
-        let mut batch = CleanBatch::default();
-        batch.certify(ids, fingerprint);
-        self.put_clean_batch(batch)
-    }
-
     /// What the page's byline said when it was last cleaned (`None`: nothing, or never read).
     pub fn byline(&self, id: u64) -> Result<Option<BylineRecord>, StoreError> {
         self.get(&key::page(key::BYLINE, id))
-    }
-
-    /// Record what the page's byline says; an empty record removes the key (most pages have
-    /// none, and absent keys cost nothing).
-    /// A new byline is new cleaned output: the page's model fingerprint goes with it (as in
-    /// `put_cleaned_many`).
-    pub fn put_byline(&self, id: u64, record: &BylineRecord) -> Result<(), StoreError> {
-        let mut batch = CleanBatch::default();
-        batch.byline(id, record);
-        self.put_clean_batch(batch)
     }
 
     /// Number of stored pages (sum of the sites' counters).
@@ -734,6 +701,43 @@ impl Store {
                 .map(Some)
                 .map_err(|e| corrupt(k, e)),
         }
+    }
+}
+
+/// One-operation [`CleanBatch`]es: the tests store a text, a byline or a fingerprint alone
+/// (the crawl and `clean` gather a cluster's into one batch, `Store::put_clean_batch`).
+#[cfg(test)]
+impl Store {
+    pub fn put_cleaned(&self, id: u64, record: &CleanRecord) -> Result<(), StoreError> {
+        self.put_cleaned_many(&[(id, record.clone())])
+    }
+
+    /// Store several pages' cleaned text in one batch.
+    pub fn put_cleaned_many(&self, records: &[(u64, CleanRecord)]) -> Result<(), StoreError> {
+        let mut batch = CleanBatch::default();
+        for (id, record) in records {
+            batch.cleaned(*id, record);
+        }
+        self.put_clean_batch(batch)
+    }
+
+    /// Record that the model with fingerprint `fingerprint` wrote the current cleaned text of
+    /// each page of `ids` (stored before this call: a kill in between leaves them uncertified,
+    /// which only costs a re-clean).
+    pub fn put_clean_models(&self, ids: &[u64], fingerprint: u64) -> Result<(), StoreError> {
+        let mut batch = CleanBatch::default();
+        batch.certify(ids, fingerprint);
+        self.put_clean_batch(batch)
+    }
+
+    /// Record what the page's byline says; an empty record removes the key (most pages have
+    /// none, and absent keys cost nothing).
+    /// A new byline is new cleaned output: the page's model fingerprint goes with it (as in
+    /// [`CleanBatch::cleaned`]).
+    pub fn put_byline(&self, id: u64, record: &BylineRecord) -> Result<(), StoreError> {
+        let mut batch = CleanBatch::default();
+        batch.byline(id, record);
+        self.put_clean_batch(batch)
     }
 }
 
