@@ -507,12 +507,7 @@ fn a_schema_1_queue_is_upgraded_to_segments_in_order() {
         s.flush().unwrap();
     }
     let s = open(dir.path());
-    let v = s
-        .tree
-        .get(key::bytes(key::META, b"schema"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(v.as_ref(), &SCHEMA_VERSION.to_be_bytes());
+    assert_schema_is_current(&s);
     assert_eq!(s.tree.scan_prefix([key::QUEUE]).count(), 0);
     assert_eq!(s.queue_lengths().unwrap()[&4], 499);
     let urls: Vec<String> = s
@@ -618,12 +613,7 @@ fn a_schema_2_seen_set_is_upgraded_to_hash_buckets() {
         s.flush().unwrap();
     }
     let s = open(dir.path());
-    let v = s
-        .tree
-        .get(key::bytes(key::META, b"schema"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(v.as_ref(), &SCHEMA_VERSION.to_be_bytes());
+    assert_schema_is_current(&s);
     assert_eq!(old_keys(&s), 0);
     assert!(urls.iter().all(|u| s.is_seen(u).unwrap()));
     let hashes: usize = s
@@ -639,4 +629,14 @@ fn a_schema_2_seen_set_is_upgraded_to_hash_buckets() {
             QueueEntry::page("http://a/new".into(), 1),
         );
     assert_eq!(s.commit(c).unwrap().enqueued.len(), 1);
+}
+
+/// The store records today's schema (an upgraded store included).
+fn assert_schema_is_current(s: &Store) {
+    let v = s
+        .tree
+        .get(key::bytes(key::META, b"schema"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(v.as_ref(), &SCHEMA_VERSION.to_be_bytes());
 }
