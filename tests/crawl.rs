@@ -182,6 +182,7 @@ pub fn check_stored(expect: &Expect, store: &Store) {
 /// The visible text of a stored page, by URL.
 pub fn stored_text(store: &Store, url: &str) -> String {
     let id = thresher::crawl::url::page_id(&url.parse().expect("URL"));
-    let dom = store.dom(id).expect("read").expect("page stored");
+    let site = store.page(id).expect("read").expect("page stored").site;
+    let dom = store.dom(&site, id).expect("read").expect("page stored");
     thresher::dom::text::visible_text(&dom)
 }

@@ -169,7 +169,7 @@ pub fn build(store: &Store, host: &str, page: Option<&str>) -> Result<Report, In
     let (page_id, cluster) = choose_page(store, host, &sc, &order, page)?;
 
     let meta = store.page(page_id)?;
-    let dom = store.dom(page_id)?.unwrap_or_default();
+    let dom = store.dom(host, page_id)?.unwrap_or_default();
     let stored = store.cleaned(page_id)?;
     let (blocks, note) = match sc.detector.parse::<Detector>().ok() {
         Some(Detector::Text(_)) => (
@@ -214,7 +214,7 @@ pub fn build(store: &Store, host: &str, page: Option<&str>) -> Result<Report, In
         } else {
             match c.members.first() {
                 Some(&first) => {
-                    let d = store.dom(first)?;
+                    let d = store.dom(host, first)?;
                     let url = store.page(first)?.map(|m| m.url);
                     match d {
                         Some(d) => template_view(&d, url, c),
@@ -353,21 +353,21 @@ fn cluster_model(
             .len()
             .div_ceil(crate::learn::MODEL_SAMPLE)
             .max(1);
-        let doms = load_doms(store, cluster.members.iter().step_by(stride).copied())?;
+        let doms = load_doms(store, host, cluster.members.iter().step_by(stride).copied())?;
         let refs: Vec<&Dom> = doms.iter().map(|(_, d)| d).collect();
         return Ok(ClusterModel::learn(&refs, &cluster.template));
     }
     // Support over every page of the site, streamed: one path set in memory at a time.
     let mut support = Support::default();
     for id in store.site_pages(host)? {
-        if let Some(set) = store.path_set(id)? {
+        if let Some(set) = store.path_set(host, id)? {
             support.add(&set);
         }
     }
-    let doms = load_doms(store, cluster.members.iter().copied())?;
+    let doms = load_doms(store, host, cluster.members.iter().copied())?;
     let mut essential = Vec::with_capacity(doms.len());
     for (id, _) in &doms {
-        essential.push(support.essential(&store.path_set(*id)?.unwrap_or_default()));
+        essential.push(support.essential(&store.path_set(host, *id)?.unwrap_or_default()));
     }
     let refs: Vec<&Dom> = doms.iter().map(|(_, d)| d).collect();
     let sets: Vec<&[u64]> = essential.iter().map(Vec::as_slice).collect();
@@ -376,11 +376,12 @@ fn cluster_model(
 
 fn load_doms(
     store: &Store,
+    host: &str,
     ids: impl Iterator<Item = u64>,
 ) -> Result<Vec<(u64, Dom)>, InspectError> {
     let mut out = Vec::new();
     for id in ids {
-        if let Some(d) = store.dom(id)? {
+        if let Some(d) = store.dom(host, id)? {
             out.push((id, d));
         }
     }

@@ -195,7 +195,7 @@ fn prepare(
         }
     }
     if let (true, Some(t)) = (needs.ratio, templates) {
-        if let Some(dom) = store.dom(id)? {
+        if let Some(dom) = store.dom(&page.site, id)? {
             record.template_ratio = t.ratio(record.cluster, &dom);
         }
     }

@@ -131,8 +131,14 @@ pub struct SiteLearner<'a> {
 }
 
 impl SiteLearner<'_> {
-    fn paths_of(&self) -> impl FnMut(u64) -> Vec<u64> + '_ {
-        |id| self.store.path_set(id).ok().flatten().unwrap_or_default()
+    fn paths_of<'s>(&'s self, site: &'s str) -> impl FnMut(u64) -> Vec<u64> + 's {
+        move |id| {
+            self.store
+                .path_set(site, id)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        }
     }
 
     fn load_state(&self, site: &str, state: &mut SiteState) -> Result<(), LearnError> {
@@ -181,7 +187,13 @@ impl SiteLearner<'_> {
         self.load_state(site, state)?;
         let new_paths: Vec<(u64, Vec<u64>)> = new
             .iter()
-            .filter_map(|&id| self.store.path_set(id).ok().flatten().map(|p| (id, p)))
+            .filter_map(|&id| {
+                self.store
+                    .path_set(site, id)
+                    .ok()
+                    .flatten()
+                    .map(|p| (id, p))
+            })
             .collect();
         let mut hc = state.clusters.take().expect("invariant: loaded above");
         // Pages a recrawl replaced leave the clustering with the path set it knew them by,
@@ -197,10 +209,10 @@ impl SiteLearner<'_> {
         let removal = if replaced.is_empty() {
             Default::default()
         } else {
-            hc.remove_pages(&replaced, self.paths_of())
+            hc.remove_pages(&replaced, self.paths_of(site))
         };
         drop(replaced);
-        let changes = hc.add_pages(&new_paths, self.paths_of());
+        let changes = hc.add_pages(&new_paths, self.paths_of(site));
         // A rebuild keeps cluster ids where membership overlaps and lists only the clusters
         // whose template changed: other clusters' models stay valid.
         for c in changes
@@ -238,11 +250,11 @@ impl SiteLearner<'_> {
                 Entry::Vacant(e) => {
                     let members = hc.members(c).unwrap_or(&[]);
                     let template = hc.template(c).unwrap_or(&[]);
-                    e.insert(self.learn(members, template)?)
+                    e.insert(self.learn(site, members, template)?)
                 }
             };
             for id in pages {
-                if let Some(dom) = self.store.dom(id)? {
+                if let Some(dom) = self.store.dom(site, id)? {
                     cleaned_now += 1;
                     let page = model.clean_page(&dom);
                     written += u64::from(self.write(&mut batch, site, id, c, page)?);
@@ -325,12 +337,16 @@ impl SiteLearner<'_> {
             .map(|&id| {
                 (
                     id,
-                    self.store.path_set(id).ok().flatten().unwrap_or_default(),
+                    self.store
+                        .path_set(site, id)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default(),
                 )
             })
             .collect();
         if !leaving.is_empty() {
-            hc.remove_pages(&leaving, self.paths_of());
+            hc.remove_pages(&leaving, self.paths_of(site));
         }
         drop(leaving);
         let missing: Vec<(u64, Vec<u64>)> = ids
@@ -340,13 +356,13 @@ impl SiteLearner<'_> {
             .map(|(&id, p)| (id, p.clone()))
             .collect();
         if !missing.is_empty() {
-            hc.add_pages(&missing, self.paths_of());
+            hc.add_pages(&missing, self.paths_of(site));
         }
         drop(missing);
         // The support `clean` computes from the pages as they are now (a recrawl may have
         // replaced some since they were added): the same support, the same partition.
         hc.reset_support(support::Support::from_pages(sets.iter().map(Vec::as_slice)));
-        hc.recluster(self.paths_of());
+        hc.recluster(self.paths_of(site));
         let index: HashMap<u64, u32> = ids
             .iter()
             .enumerate()
@@ -397,7 +413,7 @@ impl SiteLearner<'_> {
             let mut doms = Vec::with_capacity(members.len());
             let mut kept = Vec::with_capacity(members.len());
             for &m in &members {
-                if let Some(d) = self.store.dom(ids[m as usize])? {
+                if let Some(d) = self.store.dom(site, ids[m as usize])? {
                     doms.push(d);
                     kept.push(m);
                 }
@@ -491,7 +507,7 @@ impl SiteLearner<'_> {
         let mut sample_ids = Vec::new();
         for &k in &chosen {
             let id = ids[members[k] as usize];
-            if let Some(d) = self.store.dom(id)? {
+            if let Some(d) = self.store.dom(site, id)? {
                 sample.push(d);
                 sample_ids.push(id);
             }
@@ -527,7 +543,7 @@ impl SiteLearner<'_> {
                     pass.reused += 1;
                     continue;
                 }
-                if let Some(dom) = self.store.dom(id)? {
+                if let Some(dom) = self.store.dom(site, id)? {
                     let page = model.clean_page(&dom);
                     pass.cleaned += 1;
                     pass.written += u64::from(self.write(&mut batch, site, id, label, page)?);
@@ -585,7 +601,7 @@ impl SiteLearner<'_> {
     fn site_records<T>(
         &self,
         site: &str,
-        get: impl Fn(&Store, u64) -> Result<Option<T>, StoreError>,
+        get: impl Fn(&Store, &str, u64) -> Result<Option<T>, StoreError>,
         skip: &BTreeSet<u64>,
     ) -> Result<(Vec<u64>, Vec<T>), LearnError> {
         let mut ids = Vec::new();
@@ -594,7 +610,7 @@ impl SiteLearner<'_> {
             if skip.contains(&id) {
                 continue;
             }
-            if let Some(r) = get(self.store, id)? {
+            if let Some(r) = get(self.store, site, id)? {
                 ids.push(id);
                 records.push(r);
             }
@@ -670,11 +686,16 @@ impl SiteLearner<'_> {
     }
 
     /// A content model from (a sample of) a cluster's members.
-    fn learn(&self, members: &[u64], template: &[u64]) -> Result<ClusterModel, LearnError> {
+    fn learn(
+        &self,
+        site: &str,
+        members: &[u64],
+        template: &[u64],
+    ) -> Result<ClusterModel, LearnError> {
         let stride = members.len().div_ceil(MODEL_SAMPLE).max(1);
         let mut doms: Vec<Dom> = Vec::new();
         for &id in members.iter().step_by(stride) {
-            if let Some(d) = self.store.dom(id)? {
+            if let Some(d) = self.store.dom(site, id)? {
                 doms.push(d);
             }
         }
@@ -735,7 +756,7 @@ impl SiteLearner<'_> {
                 update.rejoined.push(id);
                 continue;
             }
-            let now = self.store.path_set(id)?.unwrap_or_default();
+            let now = self.store.path_set(site, id)?.unwrap_or_default();
             detector.page(id, &pending, &now);
         }
         let mut old: BTreeSet<u64> = marked
@@ -1143,7 +1164,7 @@ mod tests {
         let ids = store.site_pages(SITE).unwrap();
         let sets: Vec<Vec<u64>> = ids
             .iter()
-            .map(|&id| store.path_set(id).unwrap().unwrap())
+            .map(|&id| store.path_set(SITE, id).unwrap().unwrap())
             .collect();
         let essential = engine::essential_from_sets(&sets);
         let summary = store.site_clusters(SITE).unwrap().unwrap();
@@ -1159,7 +1180,7 @@ mod tests {
             let doms: Vec<Dom> = c
                 .members
                 .iter()
-                .map(|&id| store.dom(id).unwrap().unwrap())
+                .map(|&id| store.dom(SITE, id).unwrap().unwrap())
                 .collect();
             let pages: Vec<&Dom> = doms.iter().collect();
             let refs: Vec<&[u64]> = c

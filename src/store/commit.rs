@@ -399,8 +399,15 @@ impl Store {
                 batch.insert(content_key, &page.id.to_be_bytes()[..]);
                 batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
                 batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
-                batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());
-                batch.insert(key::page(key::PATHS, page.id), page.paths.as_slice());
+                let site = &page.meta.site;
+                batch.insert(
+                    key::of_site(key::DOM, site, page.id),
+                    page.dom_lz4.as_slice(),
+                );
+                batch.insert(
+                    key::of_site(key::PATHS, site, page.id),
+                    page.paths.as_slice(),
+                );
                 batch.insert(key::site_page(&page.meta.site, page.id), &[][..]);
                 batch.remove(key::page(key::CLEAN_MODEL, page.id));
                 let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
@@ -453,7 +460,7 @@ impl Store {
                 url: page.meta.url.clone(),
                 at_ms: page.meta.fetched_at_ms,
                 old_hash: self.cleaned_sum(page.id)?.map(|(_, h)| h),
-                old_paths: self.path_set(page.id)?.unwrap_or_default(),
+                old_paths: self.path_set(site, page.id)?.unwrap_or_default(),
             },
         };
         batch.insert(pending_key(site, page.id), encode(&pending));
@@ -465,8 +472,14 @@ impl Store {
         batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
         batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
         batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
-        batch.insert(key::page(key::DOM, page.id), page.dom_lz4.as_slice());
-        batch.insert(key::page(key::PATHS, page.id), page.paths.as_slice());
+        batch.insert(
+            key::of_site(key::DOM, site, page.id),
+            page.dom_lz4.as_slice(),
+        );
+        batch.insert(
+            key::of_site(key::PATHS, site, page.id),
+            page.paths.as_slice(),
+        );
         batch.insert(key::site_page(site, page.id), &[][..]);
         // New bytes: no model has cleaned them yet (`learn::site` re-cleans the page).
         batch.remove(key::page(key::CLEAN_MODEL, page.id));

@@ -25,8 +25,8 @@
 //! | `s` bucket u16 (URL hash's top) | URL hashes u64, sorted — the seen set |
 //! | `p` page id u64                 | `PageMeta`                    |
 //! | `h` page id                     | raw HTML, lz4                 |
-//! | `d` page id                     | `Dom` bytes, lz4              |
-//! | `x` page id                     | path set, u64 little-endian   |
+//! | `d` site · 0x00 · page id       | `Dom` bytes, lz4              |
+//! | `x` site · 0x00 · page id       | path set, u64 little-endian   |
 //! | `S` site · 0x00 · page id       | `()` — pages of a site        |
 //! | `n` site                        | `SiteCounters`                |
 //! | `e` URL                         | `ErrorRecord`                 |
@@ -62,10 +62,10 @@ pub use frontier::{Consumed, SEGMENT_ENTRIES};
 pub use records::*;
 pub use recrawl::{class, EraUpdate, RevisitSlot};
 
-/// Bump when a record's encoding changes; `open` refuses other versions except 1 and 2, which it
+/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 3, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
-/// of URL hashes, `seen.rs`).
-pub const SCHEMA_VERSION: u32 = 3;
+/// of URL hashes, `seen.rs`; 4: DOMs and path sets keyed by site, `upgrade_site_keys_v3`).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -175,7 +175,16 @@ pub(crate) mod key {
     }
 
     pub fn site_page(site: &str, id: u64) -> Vec<u8> {
-        let mut k = bytes(SITE_PAGE, site.as_bytes());
+        of_site(SITE_PAGE, site, id)
+    }
+
+    /// `prefix` · site · 0x00 · page id: a site's records next to each other, so that reading
+    /// one site's pages touches its own tree nodes, not nodes shared with every other site (page
+    /// ids are URL hashes: keyed by id alone, one site's DOMs were spread over the whole tree).
+    pub fn of_site(prefix: u8, site: &str, id: u64) -> Vec<u8> {
+        let mut k = Vec::with_capacity(site.len() + 10);
+        k.push(prefix);
+        k.extend_from_slice(site.as_bytes());
         k.push(0);
         k.extend_from_slice(&id.to_be_bytes());
         k
@@ -339,7 +348,10 @@ impl Store {
             if found == 1 {
                 store.upgrade_queue_v1()?;
             }
-            store.upgrade_seen_v2()?;
+            if found <= 2 {
+                store.upgrade_seen_v2()?;
+            }
+            store.upgrade_site_keys_v3()?;
             store.tree.insert(
                 key::bytes(key::META, b"schema"),
                 &SCHEMA_VERSION.to_be_bytes(),
@@ -496,9 +508,9 @@ impl Store {
         self.get_lz4(&key::page(key::HTML, id))
     }
 
-    /// The parsed page.
-    pub fn dom(&self, id: u64) -> Result<Option<crate::dom::Dom>, StoreError> {
-        let k = key::page(key::DOM, id);
+    /// The parsed page (`site`: the page's, `PageMeta::site`).
+    pub fn dom(&self, site: &str, id: u64) -> Result<Option<crate::dom::Dom>, StoreError> {
+        let k = key::of_site(key::DOM, site, id);
         match self.get_lz4(&k)? {
             None => Ok(None),
             Some(bytes) => crate::dom::Dom::from_bytes(&bytes)
@@ -507,9 +519,9 @@ impl Store {
         }
     }
 
-    /// The page's DOM path set (sorted u64 hashes).
-    pub fn path_set(&self, id: u64) -> Result<Option<Vec<u64>>, StoreError> {
-        Ok(self.tree.get(key::page(key::PATHS, id))?.map(|v| {
+    /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
+    pub fn path_set(&self, site: &str, id: u64) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(self.tree.get(key::of_site(key::PATHS, site, id))?.map(|v| {
             v.chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
                 .collect()
@@ -691,6 +703,30 @@ impl Store {
 
     fn put<T: Serialize>(&self, k: &[u8], value: &T) -> Result<(), StoreError> {
         self.tree.insert(k, encode(value))?;
+        Ok(())
+    }
+
+    /// Schema 3 → 4: each page's DOM and path set move from `d`/`x` · page id to `d`/`x` · site
+    /// · 0x00 · page id, `UPGRADE_PAGES` pages per atomic batch, driven by the page records (which
+    /// name the site): a page already moved has no old keys, so an interrupted upgrade goes on
+    /// where it stopped at the next open.
+    fn upgrade_site_keys_v3(&self) -> Result<(), StoreError> {
+        const UPGRADE_PAGES: usize = 1024;
+        let mut pages = self.pages().peekable();
+        while pages.peek().is_some() {
+            let mut batch = sled::Batch::default();
+            for page in pages.by_ref().take(UPGRADE_PAGES) {
+                let (id, meta) = page?;
+                for prefix in [key::DOM, key::PATHS] {
+                    let old = key::page(prefix, id);
+                    if let Some(v) = self.tree.get(&old)? {
+                        batch.insert(key::of_site(prefix, &meta.site, id), v);
+                        batch.remove(old);
+                    }
+                }
+            }
+            self.tree.apply_batch(batch)?;
+        }
         Ok(())
     }
 

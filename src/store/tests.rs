@@ -105,8 +105,8 @@ fn page_commit_stores_everything_and_consumes_the_entry() {
 
     assert_eq!(s.page(7).unwrap().unwrap().url, "http://a/");
     assert_eq!(s.html(7).unwrap().unwrap(), html);
-    assert_eq!(s.dom(7).unwrap().unwrap(), dom);
-    assert_eq!(s.path_set(7).unwrap().unwrap(), paths);
+    assert_eq!(s.dom("a", 7).unwrap().unwrap(), dom);
+    assert_eq!(s.path_set("a", 7).unwrap().unwrap(), paths);
     assert_eq!(s.site_pages("a").unwrap(), vec![7]);
     assert_eq!(s.site_counters("a").pages, 1);
     let q: Vec<String> = s
@@ -639,4 +639,68 @@ fn assert_schema_is_current(s: &Store) {
         .unwrap()
         .unwrap();
     assert_eq!(v.as_ref(), &SCHEMA_VERSION.to_be_bytes());
+}
+
+#[test]
+fn a_schema_3_store_gets_doms_and_path_sets_keyed_by_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let page_of = |i: u64| {
+        let site = if i % 2 == 0 { "a" } else { "b" };
+        let html = format!("<title>T{i}</title><p>page {i}</p>");
+        let dom = parse_html(&html).dom;
+        (site, html, dom)
+    };
+    let old_keys = |s: &Store| {
+        [key::DOM, key::PATHS]
+            .iter()
+            .map(|&p| {
+                s.tree
+                    .scan_prefix([p])
+                    .filter(|i| i.as_ref().unwrap().0.len() == 9)
+                    .count()
+            })
+            .sum::<usize>()
+    };
+    {
+        let s = open(dir.path());
+        for i in 1..=20u64 {
+            let (site, html, dom) = page_of(i);
+            let url = format!("http://{site}/{i}");
+            let mut c = Commit::new();
+            c.page(NewPage::new(
+                i,
+                meta(&url, site),
+                html.as_bytes(),
+                &dom,
+                &dom.path_set(),
+            ));
+            s.commit(c).unwrap();
+        }
+        // Schema 3 keyed both by page id alone; an earlier upgrade cut short left pages 1-3
+        // moved already.
+        for i in 4..=20u64 {
+            let site = page_of(i).0;
+            for p in [key::DOM, key::PATHS] {
+                let v = s.tree.remove(key::of_site(p, site, i)).unwrap().unwrap();
+                s.tree.insert(key::page(p, i), v).unwrap();
+            }
+        }
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &3u32.to_be_bytes())
+            .unwrap();
+        assert_eq!(old_keys(&s), 2 * 17);
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    assert_schema_is_current(&s);
+    assert_eq!(old_keys(&s), 0);
+    for i in 1..=20u64 {
+        let (site, _, dom) = page_of(i);
+        assert_eq!(s.dom(site, i).unwrap().unwrap(), dom, "page {i}");
+        assert_eq!(s.path_set(site, i).unwrap().unwrap(), dom.path_set());
+    }
+    // One site's DOMs are one run of keys: reading a site touches its own tree nodes.
+    let mut prefix = vec![key::DOM];
+    prefix.extend_from_slice(b"a\0");
+    assert_eq!(s.tree.scan_prefix(&prefix).count(), 10);
 }

@@ -347,7 +347,8 @@ pub fn raw_text_flags(store: &Store) -> Vec<(String, String)> {
     let mut flags = Vec::new();
     for (site, _) in store.sites() {
         for id in store.site_pages(&site).expect("site pages") {
-            let (Some(meta), Some(dom)) = (store.page(id).unwrap(), store.dom(id).unwrap()) else {
+            let (Some(meta), Some(dom)) = (store.page(id).unwrap(), store.dom(&site, id).unwrap())
+            else {
                 continue;
             };
             let text = thresher::dom::text::visible_text(&dom);
