@@ -395,21 +395,7 @@ impl Store {
                 );
                 outcome.duplicate_of = Some(twin);
             } else if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
-                let content_key = key::content(&page.meta.site, page.content);
-                batch.insert(content_key, &page.id.to_be_bytes()[..]);
-                batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
-                batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
-                let site = &page.meta.site;
-                batch.insert(
-                    key::of_site(key::DOM, site, page.id),
-                    page.dom_lz4.as_slice(),
-                );
-                batch.insert(
-                    key::of_site(key::PATHS, site, page.id),
-                    page.paths.as_slice(),
-                );
-                batch.insert(key::site_page(&page.meta.site, page.id), &[][..]);
-                batch.remove(key::page(key::CLEAN_MODEL, page.id));
+                put_page_records(&mut batch, page);
                 let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
                 counters.pages += 1;
                 counters.bytes += page.meta.body_bytes;
@@ -469,20 +455,7 @@ impl Store {
         if owner.as_deref() == Some(&page.id.to_be_bytes()[..]) {
             batch.remove(old_key);
         }
-        batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
-        batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
-        batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
-        batch.insert(
-            key::of_site(key::DOM, site, page.id),
-            page.dom_lz4.as_slice(),
-        );
-        batch.insert(
-            key::of_site(key::PATHS, site, page.id),
-            page.paths.as_slice(),
-        );
-        batch.insert(key::site_page(site, page.id), &[][..]);
-        // New bytes: no model has cleaned them yet (`learn::site` re-cleans the page).
-        batch.remove(key::page(key::CLEAN_MODEL, page.id));
+        put_page_records(batch, page);
         batch.remove(key::page(key::GONE, page.id));
         let mut counters = reg.sites.get(site).cloned().unwrap_or_default();
         match old_meta {
@@ -498,4 +471,24 @@ impl Store {
         batch.insert(key::bytes(key::SITE, site.as_bytes()), encode(&counters));
         Ok((site.clone(), counters))
     }
+}
+
+/// The batch entries of a stored page's own records (new, or replacing the old ones): content
+/// key, metadata, raw HTML, DOM, path set and site listing; its model fingerprint is removed, as
+/// no model has cleaned these bytes yet (`learn::site` cleans the page again).
+fn put_page_records(batch: &mut sled::Batch, page: &NewPage) {
+    let site = &page.meta.site;
+    batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
+    batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
+    batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
+    batch.insert(
+        key::of_site(key::DOM, site, page.id),
+        page.dom_lz4.as_slice(),
+    );
+    batch.insert(
+        key::of_site(key::PATHS, site, page.id),
+        page.paths.as_slice(),
+    );
+    batch.insert(key::site_page(site, page.id), &[][..]);
+    batch.remove(key::page(key::CLEAN_MODEL, page.id));
 }
