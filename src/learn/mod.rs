@@ -67,6 +67,9 @@ pub struct LearnSummary {
     /// What went wrong, one line per failed site (`site: error`), for the summary; a site the
     /// end-of-crawl pass then cleaned is no longer listed.
     pub failures: Vec<String>,
+    /// Times the end-of-crawl pass gave the heap's free memory back to the OS
+    /// (`memory::release`): once before it, once after each site.
+    pub heap_releases: u64,
 }
 
 impl LearnSummary {
@@ -127,6 +130,12 @@ impl Learner {
                 out: &out,
                 detector: self.config.template.detector,
             };
+            // What fetching freed (bodies, parse trees, sled's batches) stays in the crawl
+            // threads' glibc arenas, and the pass's peak sat on top of it: heap 176 MB at a peak
+            // RSS of ~330 MB in the 10k benchmark (heaptrack). Given back before the pass and
+            // after each site, that peak fell to ~254 MB (docs/benchmarks.md, "Memory: the arenas' free memory").
+            crate::memory::release();
+            summary.heap_releases += 1;
             finish_all(&learner, &self.store, &self.stats, &mut summary);
         }
         summary
@@ -310,9 +319,8 @@ fn finish_all(
             learner.finish(site, &mut SiteState::default())
         }))
         .ok();
-        if alone.is_some() {
-            crate::memory::release();
-        }
+        // After each site, so no site's freed DOMs wait in an arena under the next one's.
+        crate::memory::release();
         #[cfg(test)]
         drop(in_flight);
         drop(alone);
@@ -322,6 +330,7 @@ fn finish_all(
         }
         Some((site.clone(), started.elapsed(), result))
     });
+    summary.heap_releases += sites.len() as u64;
     for (site, took, result) in results.into_iter().flatten() {
         summary.final_time += took;
         match result {
@@ -465,14 +474,14 @@ mod tests {
         crate::store::testing::store_html(store, id, &url, site, &html, body_bytes);
     }
 
-    #[test]
-    fn the_end_of_crawl_pass_runs_at_the_callers_priority_not_the_learners() {
+    /// A learner over a store of six pages for each of `sites`, writing under the returned
+    /// directory's `out`.
+    fn learner_over(sites: &[&str]) -> (tempfile::TempDir, Arc<Store>, Learner) {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::default();
         config.crawl.out_dir = dir.path().join("out");
         let store = Arc::new(Store::open(&dir.path().join("data"), 8 << 20).unwrap());
-        // Two sites, so the pass spreads them over pool threads (one would run inline).
-        for site in ["a.example", "b.example"] {
+        for site in sites {
             for n in 0..6 {
                 store_page(&store, site, n);
             }
@@ -482,6 +491,13 @@ mod tests {
             store.clone(),
             Arc::new(CrawlStats::default()),
         );
+        (dir, store, learner)
+    }
+
+    #[test]
+    fn the_end_of_crawl_pass_runs_at_the_callers_priority_not_the_learners() {
+        // Two sites, so the pass spreads them over pool threads (one would run inline).
+        let (dir, _store, learner) = learner_over(&["a.example", "b.example"]);
         let caller = nice();
         let summary = learner.finish();
         assert_eq!(summary.final_sites, 2, "{summary:?}");
@@ -504,6 +520,23 @@ mod tests {
                 .count();
             assert_eq!(files, 7, "{site}: 6 text files and index.tsv");
         }
+    }
+
+    /// Issue 11: the crawl threads' arenas kept what fetching freed under the pass's peak.
+    #[test]
+    fn the_end_of_crawl_pass_gives_freed_heap_back_before_it_and_after_each_site() {
+        let (_dir, store, learner) =
+            learner_over(&["trim-a.example", "trim-b.example", "trim-c.example"]);
+        let summary = learner.finish();
+        assert_eq!(summary.final_sites, 3, "{summary:?}");
+        assert_eq!(summary.heap_releases, 1 + 3, "{summary:?}");
+        // Interrupted, there is no pass and nothing to give back.
+        let learner = Learner::spawn(
+            Arc::new(Config::default()),
+            store,
+            Arc::new(CrawlStats::default()),
+        );
+        assert_eq!(learner.stop().heap_releases, 0);
     }
 
     #[test]
