@@ -133,7 +133,8 @@ impl Learner {
             // What fetching freed (bodies, parse trees, sled's batches) stays in the crawl
             // threads' glibc arenas, and the pass's peak sat on top of it: heap 176 MB at a peak
             // RSS of ~330 MB in the 10k benchmark (heaptrack). Given back before the pass and
-            // after each site, that peak fell to ~254 MB (docs/benchmarks.md, "Memory: the arenas' free memory").
+            // after each site, that peak fell to ~255 MB (docs/benchmarks.md, "Memory: the
+            // arenas' free memory under the pass").
             crate::memory::release();
             summary.heap_releases += 1;
             finish_all(&learner, &self.store, &self.stats, &mut summary);
