@@ -1,4 +1,5 @@
-//! Giving the heap that work on a huge page freed back to the OS (glibc's `malloc_trim`).
+//! Giving freed heap back to the OS (glibc's `malloc_trim`): after work on a huge page, and around
+//! the end-of-crawl pass.
 //!
 //! Owns: when freed memory is returned. Imports no other thresher module.
 //!
@@ -8,7 +9,9 @@
 //! crawl's peak RSS was mostly that (issue 10, docs/robustness.md: `links3` 540 MB of RSS for a
 //! live heap of 141 MB). [`release_after`] trims every arena once such work is over. A trim
 //! walks the arenas' free lists (a few milliseconds for hundreds of MB); it is asked for only
-//! after pages of at least [`HUGE_PAGE_BYTES`], so an ordinary crawl never pays for it.
+//! after pages of at least [`HUGE_PAGE_BYTES`], so an ordinary crawl's fetching never pays for
+//! it. The end-of-crawl pass asks for one before it and one after each site (`learn`): its peak
+//! sat on top of what fetching had freed (issue 11, docs/benchmarks.md).
 //!
 //! Parsing such a page holds its html5ever tree and its flat copy at once (about 200 MB for a
 //! 4.95 MB page of 230,000 links); two of them parsing on two cores were the crawl's peak. So a
