@@ -331,19 +331,11 @@ impl SiteLearner<'_> {
         let (ids, sets) = self.site_records(site, Store::path_set, old)?;
         self.load_state(site, state)?;
         let mut hc = state.clusters.take().expect("invariant: loaded above");
+        let mut paths = self.paths_of(site);
         let leaving: Vec<(u64, Vec<u64>)> = old
             .iter()
             .filter(|&&id| hc.cluster_of(id).is_some())
-            .map(|&id| {
-                (
-                    id,
-                    self.store
-                        .path_set(site, id)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_default(),
-                )
-            })
+            .map(|&id| (id, paths(id)))
             .collect();
         if !leaving.is_empty() {
             hc.remove_pages(&leaving, self.paths_of(site));
