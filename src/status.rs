@@ -94,21 +94,15 @@ impl StatusReport {
     /// Read everything from an open store.
     pub fn from_store(store: &Store) -> Result<StatusReport, StoreError> {
         let mut hosts: HashMap<String, HostRow> = HashMap::new();
-        let cleaned_ids = store.cleaned_ids()?;
         let mut redesigned = Vec::new();
         for (site, c) in store.sites() {
             let row = hosts.entry(site.clone()).or_default();
             row.host = site;
             row.pages = c.pages;
             row.bytes = c.bytes;
-            row.clusters = store
-                .site_clusters(&row.host)?
-                .map_or(0, |k| k.clusters.len() as u64);
-            row.cleaned = store
-                .site_pages(&row.host)?
-                .iter()
-                .filter(|id| cleaned_ids.contains(id))
-                .count() as u64;
+            let status = store.site_status(&row.host)?;
+            row.clusters = status.clusters;
+            row.cleaned = status.cleaned;
             let redesigns = store.redesigns(&row.host)?;
             row.eras = 1 + redesigns.len() as u64;
             redesigned.extend(redesigns.into_iter().map(|r| (row.host.clone(), r)));

@@ -107,6 +107,7 @@ impl Output {
             source,
         })?;
         batch.cleaned(
+            site,
             id,
             &CleanRecord {
                 cluster,

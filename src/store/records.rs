@@ -265,6 +265,15 @@ pub struct SiteCounters {
     pub bytes: u64,
 }
 
+/// What `status` shows of a site's cleaning, kept as texts and clusters are stored (key `N`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteStatus {
+    /// Pages with cleaned text (a page keeps its text once it has one).
+    pub cleaned: u64,
+    /// Clusters of the site's latest clustering.
+    pub clusters: u64,
+}
+
 /// What the last runs did, for `thresher status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunInfo {

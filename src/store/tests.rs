@@ -253,9 +253,9 @@ fn a_clean_batch_stores_texts_bylines_and_fingerprints_in_order() {
         published: None,
     };
     let mut batch = CleanBatch::default();
-    batch.cleaned(1, &rec("one"));
+    batch.cleaned("a", 1, &rec("one"));
     batch.byline(1, &byline);
-    batch.cleaned(2, &rec("two"));
+    batch.cleaned("a", 2, &rec("two"));
     batch.certify(&[1, 2], 77);
     batch.certify(&[3], 5);
     batch.byline(3, &byline);
@@ -703,4 +703,147 @@ fn a_schema_3_store_gets_doms_and_path_sets_keyed_by_site() {
     let mut prefix = vec![key::DOM];
     prefix.extend_from_slice(b"a\0");
     assert_eq!(s.tree.scan_prefix(&prefix).count(), 10);
+}
+
+/// Pages with text and clusters per site, counted the slow way `status` used to: every page's
+/// text flag, and the site's clustering decoded.
+fn counted_status(s: &Store, site: &str) -> SiteStatus {
+    let cleaned = s.cleaned_ids().unwrap();
+    SiteStatus {
+        cleaned: s
+            .site_pages(site)
+            .unwrap()
+            .iter()
+            .filter(|id| cleaned.contains(id))
+            .count() as u64,
+        clusters: s
+            .site_clusters(site)
+            .unwrap()
+            .map_or(0, |k| k.clusters.len() as u64),
+    }
+}
+
+/// Stores `n` pages, ids 1..=n, alternately of sites "a" and "b".
+fn two_sites(s: &Store, n: u64) {
+    for i in 1..=n {
+        let site = if i % 2 == 0 { "a" } else { "b" };
+        let html = format!("<p>page {i}</p>");
+        let dom = parse_html(&html).dom;
+        let mut c = Commit::new();
+        c.page(NewPage::new(
+            i,
+            meta(&format!("http://{site}/{i}"), site),
+            html.as_bytes(),
+            &dom,
+            &dom.path_set(),
+        ));
+        assert!(s.commit(c).unwrap().page_stored);
+    }
+}
+
+fn clusters_of(n: usize) -> SiteClusters {
+    SiteClusters {
+        detector: "text-max".into(),
+        clusters: (0..n as u32)
+            .map(|id| ClusterSummary {
+                id,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// `status` on a 1M-page store read every page's text flag (seconds cold): each site's
+/// `SiteStatus` now counts its pages with text as texts are stored — a page once, however often
+/// it is cleaned again or appears in one batch — and its clusters as they are stored.
+#[test]
+fn status_reads_a_record_per_site_not_every_pages_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    two_sites(&s, 9);
+    let rec = |text: &str| CleanRecord {
+        cluster: 0,
+        text: text.into(),
+        updated_at_ms: 1,
+    };
+    let mut batch = CleanBatch::default();
+    for id in [2, 4, 4, 1] {
+        let site = if id % 2 == 0 { "a" } else { "b" };
+        batch.cleaned(site, id, &rec("first"));
+    }
+    s.put_clean_batch(batch).unwrap();
+    assert_eq!(s.site_status("a").unwrap().cleaned, 2);
+    assert_eq!(s.site_status("b").unwrap().cleaned, 1);
+    // Cleaned again, with new pages beside: only the new ones count.
+    let mut batch = CleanBatch::default();
+    for id in [2, 4, 6, 3] {
+        let site = if id % 2 == 0 { "a" } else { "b" };
+        batch.cleaned(site, id, &rec("again"));
+    }
+    s.put_clean_batch(batch).unwrap();
+    s.put_site_clusters("a", &clusters_of(3)).unwrap();
+    s.put_site_clusters("b", &clusters_of(5)).unwrap();
+    s.put_site_clusters("a", &clusters_of(2)).unwrap();
+    for site in ["a", "b"] {
+        assert_eq!(
+            s.site_status(site).unwrap(),
+            counted_status(&s, site),
+            "{site}"
+        );
+    }
+    assert_eq!(
+        s.site_status("a").unwrap(),
+        SiteStatus {
+            cleaned: 3,
+            clusters: 2
+        }
+    );
+    assert_eq!(s.site_status("c").unwrap(), SiteStatus::default());
+}
+
+#[test]
+fn a_schema_4_store_gets_a_site_status_per_site() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        two_sites(&s, 12);
+        let texts: Vec<_> = [1, 2, 4, 7, 8, 10]
+            .iter()
+            .map(|&id| {
+                let record = CleanRecord {
+                    cluster: 0,
+                    text: format!("text {id}"),
+                    updated_at_ms: 1,
+                };
+                (id, record)
+            })
+            .collect();
+        s.put_cleaned_many(&texts).unwrap();
+        s.put_site_clusters("b", &clusters_of(4)).unwrap();
+        // Schema 4 had no such records.
+        for k in s.tree.scan_prefix([key::SITE_STATUS]).keys() {
+            s.tree.remove(k.unwrap()).unwrap();
+        }
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &4u32.to_be_bytes())
+            .unwrap();
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    assert_schema_is_current(&s);
+    assert_eq!(
+        s.site_status("a").unwrap(),
+        SiteStatus {
+            cleaned: 4,
+            clusters: 0
+        }
+    );
+    assert_eq!(
+        s.site_status("b").unwrap(),
+        SiteStatus {
+            cleaned: 2,
+            clusters: 4
+        }
+    );
 }
