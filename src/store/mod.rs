@@ -206,6 +206,16 @@ struct Registry {
     sites: HashMap<String, SiteCounters>,
 }
 
+/// One record kind's share of the store ([`Store::bytes_by_kind`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KindBytes {
+    /// The key prefix (`h` raw HTML, `d` DOMs, … as in the module's table).
+    pub prefix: char,
+    pub keys: u64,
+    pub key_bytes: u64,
+    pub value_bytes: u64,
+}
+
 /// Cleaned output gathered for one sled batch ([`Store::put_clean_batch`]): pages' texts,
 /// changed bylines and model fingerprints, in the order added (a later write to a key wins),
 /// so a step or a cluster of the end-of-crawl pass stores them with one batch, not one per page.
@@ -798,6 +808,26 @@ impl Store {
             self.tree.apply_batch(batch)?;
         }
         Ok(())
+    }
+
+    /// Every record kind (its key prefix, as in the module's table) with its number of keys and
+    /// the bytes of its keys and values, read in one pass over the whole store: what a page
+    /// costs on disk by kind (`benches/store_kinds.rs`; sled's own overhead is the rest of
+    /// `size_on_disk`).
+    pub fn bytes_by_kind(&self) -> Result<Vec<KindBytes>, StoreError> {
+        let mut kinds: std::collections::BTreeMap<u8, KindBytes> = Default::default();
+        for item in self.tree.iter() {
+            let (k, v) = item?;
+            let Some(&prefix) = k.first() else { continue };
+            let e = kinds.entry(prefix).or_insert(KindBytes {
+                prefix: prefix as char,
+                ..KindBytes::default()
+            });
+            e.keys += 1;
+            e.key_bytes += k.len() as u64;
+            e.value_bytes += v.len() as u64;
+        }
+        Ok(kinds.into_values().collect())
     }
 
     /// Schema 4 → 5: each site's `SiteStatus` counted from its pages' texts and its clusters, in

@@ -847,3 +847,20 @@ fn a_schema_4_store_gets_a_site_status_per_site() {
         }
     );
 }
+
+#[test]
+fn bytes_by_kind_adds_up_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    two_sites(&s, 3);
+    let kinds = s.bytes_by_kind().unwrap();
+    let html = kinds.iter().find(|k| k.prefix == 'h').unwrap();
+    assert_eq!(html.keys, 3);
+    assert_eq!(html.key_bytes, 3 * 9);
+    let stored: u64 = (1..=3u64)
+        .map(|i| s.tree.get(key::page(key::HTML, i)).unwrap().unwrap().len() as u64)
+        .sum();
+    assert_eq!(html.value_bytes, stored);
+    let all: u64 = kinds.iter().map(|k| k.keys).sum();
+    assert_eq!(all, s.tree.len() as u64);
+}
