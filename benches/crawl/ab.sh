@@ -3,7 +3,7 @@
 # on this noisy shared machine: ROUNDS rounds, each running every SPEC once in the order given,
 # then the median pages/s, crawler CPU and peak RSS per SPEC (docs/benchmarks.md, "Measuring").
 #
-# Usage: benches/crawl/ab.sh ROUNDS OUT SPEC... [-- EXTRA_BENCH_ARGS...]
+# Usage: benches/crawl/ab.sh ROUNDS OUT SPEC... [-- EXTRA_BENCH_ARGS...]   (order rotates per round)
 #   SPEC = LABEL=off|on[,bin=PATH][,arg=FLAG][,env=K=V]   (on/off: --inline-clean; arg and env
 #          may repeat; arg takes one word, e.g. arg=--warc)
 #   OUT  = file the RESULT lines are appended to (one per run, with the label and the time)
@@ -28,8 +28,13 @@ bench=${BENCH:-$(ls -t "$here"/target/release/deps/crawl-* 2>/dev/null | grep -v
 [ -x "$bench" ] || { echo "no crawl benchmark binary: cargo bench --bench crawl --no-run" >&2; exit 1; }
 root=${AB_DIR:-/work/ab-runs}/$(date +%s)
 mkdir -p "$root"
-for _ in $(seq "$rounds"); do
-  for spec in "${specs[@]}"; do
+# Round r runs the SPECs rotated by r: the first run of a round was faster here (session 10: the
+# same two builds measured -4.7 % one way round and +0.8 % the other), so each SPEC takes each
+# place in turn.
+n=${#specs[@]}
+for r in $(seq 0 $((rounds - 1))); do
+  for j in $(seq 0 $((n - 1))); do
+    spec=${specs[$(( (j + r) % n ))]}
     label=${spec%%=*}
     rest=${spec#*=}
     mode=${rest%%,*}
