@@ -207,7 +207,7 @@ struct Registry {
 }
 
 /// One record kind's share of the store ([`Store::bytes_by_kind`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KindBytes {
     /// The key prefix (`h` raw HTML, `d` DOMs, … as in the module's table).
     pub prefix: char,
