@@ -1,6 +1,7 @@
 //! What a store's pages cost on disk, by record kind (docs/benchmarks.md, "A million pages"):
 //! keys, key bytes and value bytes per key prefix (the table in `store`'s module doc), per
-//! stored page, against sled's size on disk. Reads the whole store once.
+//! stored page, against sled's size on disk, and the page files (each page's HTML and DOM, lz4,
+//! outside sled since schema 6). Reads the whole store once.
 //!
 //! cargo bench --bench store_kinds -- DATA_DIR
 
@@ -13,7 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("usage: store_kinds DATA_DIR")?;
     let store = Store::open_existing(std::path::Path::new(&dir), 64 << 20)?;
     let pages = store.page_count().max(1);
-    let disk = store.size_on_disk();
+    let page_files = store.page_file_bytes()?;
+    let disk = store.size_on_disk() - page_files;
     let kinds = store.bytes_by_kind()?;
     println!("kind\tkeys\tkey_bytes\tvalue_bytes\tbytes_per_page");
     let mut total = 0;
@@ -30,9 +32,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!(
-        "all\t\t\t{total}\t{:.0}\nsled on disk\t\t\t{disk}\t{:.0}\npages\t{pages}",
+        "all\t\t\t{total}\t{:.0}\nsled on disk\t\t\t{disk}\t{:.0}\npage files\t\t\t{page_files}\t{:.0}\npages\t{pages}",
         total as f64 / pages as f64,
-        disk as f64 / pages as f64
+        disk as f64 / pages as f64,
+        page_files as f64 / pages as f64
     );
     Ok(())
 }

@@ -391,6 +391,18 @@ fn end_run(
     info.pages_fetched = summary.fetched;
     store.put_meta("last_run", &info)?;
     store.put_meta(WAITING_META, &summary.set_aside)?;
+    if !summary.interrupted {
+        // Recrawls leave replaced pages' bytes behind in the page files.
+        let c = store.compact_page_files()?;
+        if c.files_removed > 0 {
+            tracing::info!(
+                files = c.files_removed,
+                pages_moved = c.pages_moved,
+                bytes_freed = c.bytes_freed,
+                "page files compacted"
+            );
+        }
+    }
     store.flush()?;
     if let Ok(report) = StatusReport::from_store(store) {
         let _ = write_snapshot(&config.crawl.data_dir, &report);

@@ -395,7 +395,7 @@ impl Store {
                 );
                 outcome.duplicate_of = Some(twin);
             } else if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
-                put_page_records(&mut batch, page);
+                self.put_page_records(&mut batch, page)?;
                 let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
                 counters.pages += 1;
                 counters.bytes += page.meta.body_bytes;
@@ -455,7 +455,15 @@ impl Store {
         if owner.as_deref() == Some(&page.id.to_be_bytes()[..]) {
             batch.remove(old_key);
         }
-        put_page_records(batch, page);
+        if let Some(old) = self.page_ref(page.id)? {
+            let dead = self.dead_bytes(old.file)? + old.len();
+            batch.insert(key::page_file(old.file), &dead.to_be_bytes()[..]);
+        }
+        self.put_page_records(batch, page)?;
+        // A page stored before schema 6 had its bytes inline.
+        batch.remove(key::page(key::HTML, page.id));
+        batch.remove(key::of_site(key::DOM, site, page.id));
+        batch.remove(key::of_site(key::PATHS, site, page.id));
         batch.remove(key::page(key::GONE, page.id));
         let mut counters = reg.sites.get(site).cloned().unwrap_or_default();
         match old_meta {
@@ -473,22 +481,22 @@ impl Store {
     }
 }
 
-/// The batch entries of a stored page's own records (new, or replacing the old ones): content
-/// key, metadata, raw HTML, DOM, path set and site listing; its model fingerprint is removed, as
-/// no model has cleaned these bytes yet (`learn::site` cleans the page again).
-fn put_page_records(batch: &mut sled::Batch, page: &NewPage) {
-    let site = &page.meta.site;
-    batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
-    batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
-    batch.insert(key::page(key::HTML, page.id), page.html_lz4.as_slice());
-    batch.insert(
-        key::of_site(key::DOM, site, page.id),
-        page.dom_lz4.as_slice(),
-    );
-    batch.insert(
-        key::of_site(key::PATHS, site, page.id),
-        page.paths.as_slice(),
-    );
-    batch.insert(key::site_page(site, page.id), &[][..]);
-    batch.remove(key::page(key::CLEAN_MODEL, page.id));
+impl Store {
+    /// The batch entries of a stored page's own records (new, or replacing the old ones):
+    /// content key, metadata, where its HTML, DOM and path set are (appended to the page files
+    /// now, before the batch that refers to them) and site listing; its model fingerprint is
+    /// removed, as no model has cleaned these bytes yet (`learn::site` cleans the page again).
+    fn put_page_records(&self, batch: &mut sled::Batch, page: &NewPage) -> Result<(), StoreError> {
+        let site = &page.meta.site;
+        let at = self
+            .pages
+            .append(&page.html_lz4, &page.dom_lz4, &page.paths)
+            .map_err(|e| self.page_file_error(e))?;
+        batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
+        batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
+        batch.insert(key::page(key::PAGE_BYTES, page.id), encode(&at));
+        batch.insert(key::site_page(site, page.id), &[][..]);
+        batch.remove(key::page(key::CLEAN_MODEL, page.id));
+        Ok(())
+    }
 }

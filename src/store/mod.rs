@@ -14,6 +14,10 @@
 //! `StoreError::Damaged`, with what to do. Commands that only read a store (`status`, `export`,
 //! `inspect`) open it with [`Store::open_existing`], which never creates one.
 //!
+//! Page bytes: each page's raw HTML and DOM (lz4) and its path set are appended to the page files beside sled's
+//! (`pages.rs`), and sled keeps where they are; `flush` makes them durable before sled's log,
+//! and the marker records their length, so page files cut short are damage too.
+//!
 //! Key layout (integers big-endian, so scans come out in order):
 //!
 //! | key                             | value                         |
@@ -24,9 +28,11 @@
 //! | `w` origin id u32               | `Consumed`: which of its queue entries are done |
 //! | `s` bucket u16 (URL hash's top) | URL hashes u64, sorted — the seen set |
 //! | `p` page id u64                 | `PageMeta`                    |
-//! | `h` page id                     | raw HTML, lz4                 |
-//! | `d` site · 0x00 · page id       | `Dom` bytes, lz4              |
-//! | `x` site · 0x00 · page id       | path set, u64 little-endian   |
+//! | `B` page id                     | `PageRef`: where the page's HTML, DOM and path set are in `DATA/pages/` |
+//! | `L` page file u32               | u64: bytes of that file no page refers to any more |
+//! | `h` page id                     | raw HTML, lz4 (before schema 6; read, never written) |
+//! | `d` site · 0x00 · page id       | `Dom` bytes, lz4 (likewise)   |
+//! | `x` site · 0x00 · page id       | path set, u64 little-endian (likewise) |
 //! | `S` site · 0x00 · page id       | `()` — pages of a site        |
 //! | `n` site                        | `SiteCounters`                |
 //! | `N` site                        | `SiteStatus`: pages with text, clusters |
@@ -47,6 +53,7 @@
 
 mod commit;
 mod frontier;
+pub mod pages;
 pub mod records;
 pub mod recrawl;
 mod seen;
@@ -66,8 +73,9 @@ pub use recrawl::{class, EraUpdate, RevisitSlot};
 /// Bump when a record's encoding changes; `open` refuses other versions except 1 to 4, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
 /// of URL hashes, `seen.rs`; 4: DOMs and path sets keyed by site, `upgrade_site_keys_v3`; 5: a
-/// `SiteStatus` per site, `upgrade_site_status_v4`).
-pub const SCHEMA_VERSION: u32 = 5;
+/// `SiteStatus` per site, `upgrade_site_status_v4`; 6: new pages' HTML and DOM in page files,
+/// and path set in page files, `pages.rs` — nothing to upgrade: the inline values of older pages are read as before).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -96,6 +104,11 @@ pub enum StoreError {
     Open { dir: PathBuf, source: sled::Error },
     #[error("store: {0}")]
     Sled(#[from] sled::Error),
+    #[error("page files in {dir}: {source}")]
+    PageFile {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
     #[error("store: corrupt value under key {key:?}: {message}")]
     Corrupt { key: String, message: String },
     #[error(
@@ -117,8 +130,13 @@ pub(crate) mod key {
     pub const CONSUMED: u8 = b'w';
     pub const SEEN: u8 = b's';
     pub const PAGE: u8 = b'p';
+    /// Schema 1–5: a page's raw HTML, DOM and path set inline (schema 6 writes a `PAGE_BYTES`
+    /// reference).
     pub const HTML: u8 = b'h';
     pub const DOM: u8 = b'd';
+    pub const PAGE_BYTES: u8 = b'B';
+    /// Per page file, its dead bytes (replaced pages'): what compaction reads.
+    pub const PAGE_FILE: u8 = b'L';
     pub const PATHS: u8 = b'x';
     pub const SITE_PAGE: u8 = b'S';
     pub const SITE: u8 = b'n';
@@ -172,6 +190,10 @@ pub(crate) mod key {
         bytes(CONSUMED, &origin.to_be_bytes())
     }
 
+    pub fn page_file(id: u32) -> Vec<u8> {
+        bytes(PAGE_FILE, &id.to_be_bytes())
+    }
+
     pub fn content(site: &str, hash: u64) -> Vec<u8> {
         let mut k = bytes(CONTENT, site.as_bytes());
         k.push(0);
@@ -204,6 +226,15 @@ struct Registry {
     consumed: HashMap<u32, Consumed>,
     next_origin_id: u32,
     sites: HashMap<String, SiteCounters>,
+}
+
+/// What [`Store::compact_page_files`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Compacted {
+    pub files_removed: u64,
+    pub pages_moved: u64,
+    /// The removed files' bytes (the moved pages' bytes went to the last file).
+    pub bytes_freed: u64,
 }
 
 /// One record kind's share of the store ([`Store::bytes_by_kind`]).
@@ -282,6 +313,7 @@ pub struct Store {
     registry: Mutex<Registry>,
     /// Held while a `SiteStatus` is read, changed and written with what changed it.
     site_status: Mutex<()>,
+    pages: pages::PageFiles,
 }
 
 impl Store {
@@ -366,8 +398,10 @@ impl Store {
             tree,
             registry: Mutex::new(Registry::default()),
             site_status: Mutex::new(()),
+            pages: pages::PageFiles::new(dir),
         };
-        store.check_stamp(marker)?;
+        store.check_stamp(marker.stamp)?;
+        store.check_page_files(marker.last_page_file)?;
         let found = store.check_schema(create)?;
         store.load_registry()?;
         if found < SCHEMA_VERSION {
@@ -380,7 +414,10 @@ impl Store {
             if found <= 3 {
                 store.upgrade_site_keys_v3()?;
             }
-            store.upgrade_site_status_v4()?;
+            if found <= 4 {
+                store.upgrade_site_status_v4()?;
+            }
+            // 5 → 6 changes nothing stored: older pages keep their inline bytes.
             store.tree.insert(
                 key::bytes(key::META, b"schema"),
                 &SCHEMA_VERSION.to_be_bytes(),
@@ -415,6 +452,42 @@ impl Store {
                 reason,
             }),
             None => Ok(()),
+        }
+    }
+
+    /// The page file last appended to at the last flush must still hold what it held then
+    /// (compaction never removes that file before a flush names a later one).
+    fn check_page_files(&self, expected: Option<(u32, u64)>) -> Result<(), StoreError> {
+        let Some((id, len)) = expected else {
+            return Ok(());
+        };
+        let found = self.pages.files().map_err(|e| self.page_file_error(e))?;
+        let held = found.iter().find(|(f, _)| *f == id).map(|&(_, l)| l);
+        let reason = match held {
+            Some(l) if l >= len => return Ok(()),
+            Some(l) => format!("holds {l} bytes, {MARKER} says {len}: it was truncated"),
+            None => "is missing".to_string(),
+        };
+        Err(StoreError::Damaged {
+            dir: self.dir.clone(),
+            reason: format!(
+                "its page file {} {reason}",
+                self.pages.dir().join(format!("{id:06}.pages")).display()
+            ),
+        })
+    }
+
+    /// Bytes in the page files.
+    pub fn page_file_bytes(&self) -> Result<u64, StoreError> {
+        self.pages
+            .total_bytes()
+            .map_err(|e| self.page_file_error(e))
+    }
+
+    fn page_file_error(&self, source: std::io::Error) -> StoreError {
+        StoreError::PageFile {
+            dir: self.pages.dir().to_path_buf(),
+            source,
         }
     }
 
@@ -486,21 +559,30 @@ impl Store {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Write everything to disk now, then record the new stamp in the marker file (see the
-    /// module doc: a store found behind its marker was damaged).
+    /// Write everything to disk now, page files first, then record the new stamp and the page
+    /// files' length in the marker file (see the module doc: a store found behind its marker
+    /// was damaged).
     pub fn flush(&self) -> Result<(), StoreError> {
         let stamp = self.stamp()? + 1;
         self.put_meta("stamp", &stamp)?;
+        // What the last page file holds now is durable after `sync` (a rotation syncs the
+        // file it closes).
+        let last = self.pages.last().map_err(|e| self.page_file_error(e))?;
+        self.pages.sync().map_err(|e| self.page_file_error(e))?;
         self.db.flush()?;
-        let marker =
+        let mut marker =
             serde_json::json!({ "store": "thresher", "schema": SCHEMA_VERSION, "stamp": stamp });
+        if let Some((id, len)) = last {
+            marker["last_page_file"] = serde_json::json!([id, len]);
+        }
         let path = self.dir.join(MARKER);
         crate::output::write_atomic(&path, marker.to_string().as_bytes())
             .map_err(|source| StoreError::Marker { path, source })
     }
 
+    /// sled's files and the page files.
     pub fn size_on_disk(&self) -> u64 {
-        self.db.size_on_disk().unwrap_or(0)
+        self.db.size_on_disk().unwrap_or(0) + self.page_file_bytes().unwrap_or(0)
     }
 
     // ---- meta -------------------------------------------------------------------------------
@@ -534,13 +616,13 @@ impl Store {
 
     /// Raw HTML as fetched.
     pub fn html(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        self.get_lz4(&key::page(key::HTML, id))
+        self.page_bytes(id, pages::Part::Html, &key::page(key::HTML, id))
     }
 
     /// The parsed page (`site`: the page's, `PageMeta::site`).
     pub fn dom(&self, site: &str, id: u64) -> Result<Option<crate::dom::Dom>, StoreError> {
         let k = key::of_site(key::DOM, site, id);
-        match self.get_lz4(&k)? {
+        match self.page_bytes(id, pages::Part::Dom, &k)? {
             None => Ok(None),
             Some(bytes) => crate::dom::Dom::from_bytes(&bytes)
                 .map(Some)
@@ -550,7 +632,17 @@ impl Store {
 
     /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
     pub fn path_set(&self, site: &str, id: u64) -> Result<Option<Vec<u64>>, StoreError> {
-        Ok(self.tree.get(key::of_site(key::PATHS, site, id))?.map(|v| {
+        let bytes = match self.page_ref(id)? {
+            Some(r) => self
+                .pages
+                .read(&r, pages::Part::Paths)
+                .map_err(|e| self.page_file_error(e))?,
+            None => self
+                .tree
+                .get(key::of_site(key::PATHS, site, id))?
+                .map(|v| v.to_vec()),
+        };
+        Ok(bytes.map(|v| {
             v.chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
                 .collect()
@@ -855,6 +947,110 @@ impl Store {
         Ok(())
     }
 
+    /// Bytes of page file `id` no page refers to any more.
+    fn dead_bytes(&self, id: u32) -> Result<u64, StoreError> {
+        let k = key::page_file(id);
+        Ok(match self.tree.get(&k)? {
+            None => 0,
+            Some(v) => u64::from_be_bytes(
+                v.as_ref()
+                    .try_into()
+                    .map_err(|_| corrupt(&k, "dead bytes are not a u64"))?,
+            ),
+        })
+    }
+
+    /// Copy the live pages of each page file at least half dead (recrawls replaced its pages)
+    /// to the last file, then remove it: the one job that gives back what replaced pages took.
+    /// Holds the commit lock throughout (the end of a crawl runs it, when nothing commits);
+    /// the moved pages' new references are flushed before any file goes, so a kill -9 at any
+    /// point leaves every reference pointing at bytes that exist.
+    pub fn compact_page_files(&self) -> Result<Compacted, StoreError> {
+        const MOVES_PER_BATCH: usize = 1024;
+        let _commits = self.lock();
+        let perr = |e| self.page_file_error(e);
+        let last = self.pages.last().map_err(perr)?.map(|(id, _)| id);
+        let lens: HashMap<u32, u64> = self.pages.files().map_err(perr)?.into_iter().collect();
+        let mut out = Compacted::default();
+        let mut victims = std::collections::HashSet::new();
+        let mut stale = Vec::new();
+        for item in self.tree.scan_prefix([key::PAGE_FILE]) {
+            let (k, _) = item?;
+            let id = u32::from_be_bytes(k[1..].try_into().map_err(|_| corrupt(&k, "file key"))?);
+            match lens.get(&id) {
+                None => stale.push(id),
+                Some(&len) if Some(id) != last && self.dead_bytes(id)? * 2 >= len => {
+                    victims.insert(id);
+                }
+                Some(_) => {}
+            }
+        }
+        if victims.is_empty() && stale.is_empty() {
+            return Ok(out);
+        }
+        let mut batch = sled::Batch::default();
+        let mut in_batch = 0;
+        for item in self.tree.scan_prefix([key::PAGE_BYTES]) {
+            let (k, v) = item?;
+            let r: pages::PageRef = decode(&k, &v)?;
+            if !victims.contains(&r.file) {
+                continue;
+            }
+            // Bytes already lost read as absent from the old file or from none.
+            let html = self.pages.read(&r, pages::Part::Html).map_err(perr)?;
+            let dom = self.pages.read(&r, pages::Part::Dom).map_err(perr)?;
+            let paths = self.pages.read(&r, pages::Part::Paths).map_err(perr)?;
+            let (Some(html), Some(dom), Some(paths)) = (html, dom, paths) else {
+                continue;
+            };
+            let at = self.pages.append(&html, &dom, &paths).map_err(perr)?;
+            batch.insert(k, encode(&at));
+            out.pages_moved += 1;
+            in_batch += 1;
+            if in_batch == MOVES_PER_BATCH {
+                self.tree.apply_batch(std::mem::take(&mut batch))?;
+                in_batch = 0;
+            }
+        }
+        for &id in victims.iter().chain(&stale) {
+            batch.remove(key::page_file(id));
+        }
+        self.tree.apply_batch(batch)?;
+        self.flush()?;
+        for id in victims {
+            self.pages.remove(id).map_err(perr)?;
+            out.files_removed += 1;
+            out.bytes_freed += lens[&id];
+        }
+        Ok(out)
+    }
+
+    /// Where page `id`'s HTML and DOM are in the page files (`None`: stored inline before
+    /// schema 6, or no such page).
+    pub fn page_ref(&self, id: u64) -> Result<Option<pages::PageRef>, StoreError> {
+        self.get(&key::page(key::PAGE_BYTES, id))
+    }
+
+    /// One part of page `id`'s bytes, decompressed: from the page files, or from the inline
+    /// key `inline` of a page stored before schema 6.
+    fn page_bytes(
+        &self,
+        id: u64,
+        part: pages::Part,
+        inline: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(r) = self.page_ref(id)? else {
+            return self.get_lz4(inline);
+        };
+        match self.pages.read(&r, part) {
+            Ok(None) => Ok(None),
+            Ok(Some(v)) => lz4_flex::decompress_size_prepended(&v)
+                .map(Some)
+                .map_err(|e| corrupt(&key::page(key::PAGE_BYTES, id), e)),
+            Err(e) => Err(self.page_file_error(e)),
+        }
+    }
+
     fn get_lz4(&self, k: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         match self.tree.get(k)? {
             None => Ok(None),
@@ -915,12 +1111,19 @@ pub fn panic_is_reported_as_damage() -> bool {
     OPENING.with(std::cell::Cell::get)
 }
 
-/// The stamp `DATA/thresher-store.json` recorded, if the file exists.
-fn read_marker(dir: &Path) -> Result<Option<u64>, StoreError> {
+/// What `DATA/thresher-store.json` recorded at the last flush (nothing when there is none).
+#[derive(Debug, Default)]
+struct Marker {
+    stamp: Option<u64>,
+    /// The page file last appended to, and its length (absent before schema 6, or before any).
+    last_page_file: Option<(u32, u64)>,
+}
+
+fn read_marker(dir: &Path) -> Result<Marker, StoreError> {
     let path = dir.join(MARKER);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Marker::default()),
         Err(e) => {
             return Err(StoreError::Damaged {
                 dir: dir.to_path_buf(),
@@ -928,14 +1131,24 @@ fn read_marker(dir: &Path) -> Result<Option<u64>, StoreError> {
             })
         }
     };
-    serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("stamp")?.as_u64())
-        .map(Some)
-        .ok_or_else(|| StoreError::Damaged {
+    let value = serde_json::from_str::<serde_json::Value>(&text).ok();
+    let stamp = value.as_ref().and_then(|v| v.get("stamp")?.as_u64());
+    match stamp {
+        Some(stamp) => Ok(Marker {
+            stamp: Some(stamp),
+            last_page_file: value.as_ref().and_then(|v| {
+                let pair = v.get("last_page_file")?.as_array()?;
+                Some((
+                    u32::try_from(pair.first()?.as_u64()?).ok()?,
+                    pair.get(1)?.as_u64()?,
+                ))
+            }),
+        }),
+        None => Err(StoreError::Damaged {
             dir: dir.to_path_buf(),
             reason: format!("{MARKER} is not what thresher writes"),
-        })
+        }),
+    }
 }
 
 pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {

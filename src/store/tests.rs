@@ -675,6 +675,7 @@ fn a_schema_3_store_gets_doms_and_path_sets_keyed_by_site() {
                 &dom.path_set(),
             ));
             s.commit(c).unwrap();
+            as_stored_before_schema_6(&s, site, i);
         }
         // Schema 3 keyed both by page id alone; an earlier upgrade cut short left pages 1-3
         // moved already.
@@ -725,7 +726,12 @@ fn counted_status(s: &Store, site: &str) -> SiteStatus {
 
 /// Stores `n` pages, ids 1..=n, alternately of sites "a" and "b".
 fn two_sites(s: &Store, n: u64) {
-    for i in 1..=n {
+    two_sites_from(s, 1, n)
+}
+
+/// Stores pages `first..=last` as [`two_sites`] does.
+fn two_sites_from(s: &Store, first: u64, last: u64) {
+    for i in first..=last {
         let site = if i % 2 == 0 { "a" } else { "b" };
         let html = format!("<p>page {i}</p>");
         let dom = parse_html(&html).dom;
@@ -854,13 +860,199 @@ fn bytes_by_kind_adds_up_every_record() {
     let s = open(dir.path());
     two_sites(&s, 3);
     let kinds = s.bytes_by_kind().unwrap();
-    let html = kinds.iter().find(|k| k.prefix == 'h').unwrap();
-    assert_eq!(html.keys, 3);
-    assert_eq!(html.key_bytes, 3 * 9);
+    let refs = kinds.iter().find(|k| k.prefix == 'B').unwrap();
+    assert_eq!(refs.keys, 3);
+    assert_eq!(refs.key_bytes, 3 * 9);
     let stored: u64 = (1..=3u64)
-        .map(|i| s.tree.get(key::page(key::HTML, i)).unwrap().unwrap().len() as u64)
+        .map(|i| {
+            s.tree
+                .get(key::page(key::PAGE_BYTES, i))
+                .unwrap()
+                .unwrap()
+                .len() as u64
+        })
         .sum();
-    assert_eq!(html.value_bytes, stored);
+    assert_eq!(refs.value_bytes, stored);
     let all: u64 = kinds.iter().map(|k| k.keys).sum();
     assert_eq!(all, s.tree.len() as u64);
+}
+
+/// Page `id`'s HTML, DOM and path set moved back into sled, as every store before schema 6 kept them.
+fn as_stored_before_schema_6(s: &Store, site: &str, id: u64) {
+    let r = s.page_ref(id).unwrap().unwrap();
+    let html = s.pages.read(&r, pages::Part::Html).unwrap().unwrap();
+    let dom = s.pages.read(&r, pages::Part::Dom).unwrap().unwrap();
+    let paths = s.pages.read(&r, pages::Part::Paths).unwrap().unwrap();
+    s.tree.insert(key::page(key::HTML, id), html).unwrap();
+    s.tree
+        .insert(key::of_site(key::DOM, site, id), dom)
+        .unwrap();
+    s.tree
+        .insert(key::of_site(key::PATHS, site, id), paths)
+        .unwrap();
+    s.tree.remove(key::page(key::PAGE_BYTES, id)).unwrap();
+}
+
+#[test]
+fn page_bytes_live_in_page_files_and_sled_keeps_only_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    two_sites(&s, 4);
+    for prefix in [key::HTML, key::DOM, key::PATHS] {
+        assert_eq!(s.tree.scan_prefix([prefix]).count(), 0, "nothing inline");
+    }
+    let refs: u64 = (1..=4u64)
+        .map(|i| s.page_ref(i).unwrap().unwrap().len())
+        .sum();
+    assert_eq!(s.page_file_bytes().unwrap(), refs);
+    assert_eq!(
+        s.html(3).unwrap().unwrap(),
+        b"<p>page 3</p>",
+        "read back through its reference"
+    );
+    let dom = parse_html("<p>page 3</p>").dom;
+    assert_eq!(s.path_set("b", 3).unwrap().unwrap(), dom.path_set());
+    assert_eq!(s.dom("b", 3).unwrap().unwrap(), dom);
+    assert!(s.size_on_disk() >= refs);
+}
+
+#[test]
+fn a_schema_5_store_keeps_its_inline_pages_and_writes_new_ones_to_page_files() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        two_sites(&s, 2);
+        for (site, id) in [("b", 1), ("a", 2)] {
+            as_stored_before_schema_6(&s, site, id);
+        }
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &5u32.to_be_bytes())
+            .unwrap();
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    assert_schema_is_current(&s);
+    assert_eq!(
+        s.html(1).unwrap().unwrap(),
+        b"<p>page 1</p>",
+        "inline, as before"
+    );
+    assert_eq!(
+        s.path_set("b", 1).unwrap().unwrap(),
+        parse_html("<p>page 1</p>").dom.path_set()
+    );
+    assert_eq!(
+        s.dom("a", 2).unwrap().unwrap(),
+        parse_html("<p>page 2</p>").dom
+    );
+    // A recrawl replaces page 2: its new bytes go to a page file, its inline ones go away.
+    let html = "<p>page 2, changed</p>";
+    let dom = parse_html(html).dom;
+    let new = NewPage::new(
+        2,
+        meta("http://a/2", "a"),
+        html.as_bytes(),
+        &dom,
+        &dom.path_set(),
+    );
+    let old = xxhash_rust::xxh3::xxh3_64(b"<p>page 2</p>");
+    let mut c = Commit::new();
+    c.replace(new, old);
+    s.commit(c).unwrap();
+    assert!(s.page_ref(2).unwrap().is_some());
+    assert!(s.tree.get(key::page(key::HTML, 2)).unwrap().is_none());
+    assert!(s
+        .tree
+        .get(key::of_site(key::DOM, "a", 2))
+        .unwrap()
+        .is_none());
+    assert!(s
+        .tree
+        .get(key::of_site(key::PATHS, "a", 2))
+        .unwrap()
+        .is_none());
+    assert_eq!(s.path_set("a", 2).unwrap().unwrap(), dom.path_set());
+    assert_eq!(s.html(2).unwrap().unwrap(), html.as_bytes());
+    assert_eq!(s.dom("a", 2).unwrap().unwrap(), dom);
+}
+
+#[test]
+fn page_files_cut_short_since_the_last_flush_are_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        two_sites(&s, 3);
+        s.flush().unwrap();
+    }
+    let marker = std::fs::read_to_string(dir.path().join(MARKER)).unwrap();
+    let file = dir.path().join(pages::DIR).join("000000.pages");
+    let len = std::fs::metadata(&file).unwrap().len();
+    assert!(
+        marker.contains(&format!("\"last_page_file\":[0,{len}]")),
+        "{marker}"
+    );
+    drop(Store::open(dir.path(), 8 << 20).unwrap());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(len - 1)
+        .unwrap();
+    let err = Store::open(dir.path(), 8 << 20).err().unwrap();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("truncated"), "{err}");
+}
+
+#[test]
+fn compaction_gives_back_the_bytes_of_replaced_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = open(dir.path());
+        two_sites(&s, 1);
+        let one = s.page_ref(1).unwrap().unwrap().len();
+        // Two pages a file: 0 holds pages 1 and 2, file 1 pages 3 and 4.
+        s.pages.file_bytes = 2 * one + 10;
+        two_sites_from(&s, 2, 4);
+        let file_of = |id| s.page_ref(id).unwrap().unwrap().file;
+        assert_eq!([1, 2, 3, 4].map(file_of), [0, 0, 1, 1]);
+        assert_eq!(s.compact_page_files().unwrap(), Compacted::default());
+
+        // A recrawl replaces page 1: half of file 0 is dead.
+        let html = "<p>page 1, changed</p>";
+        let dom = parse_html(html).dom;
+        let new = NewPage::new(
+            1,
+            meta("http://b/1", "b"),
+            html.as_bytes(),
+            &dom,
+            &dom.path_set(),
+        );
+        let mut c = Commit::new();
+        c.replace(new, xxhash_rust::xxh3::xxh3_64(b"<p>page 1</p>"));
+        s.commit(c).unwrap();
+        assert_eq!(s.dead_bytes(0).unwrap(), one);
+
+        let done = s.compact_page_files().unwrap();
+        assert_eq!(
+            done,
+            Compacted {
+                files_removed: 1,
+                pages_moved: 1,
+                bytes_freed: 2 * one,
+            }
+        );
+        let ids: Vec<u32> = s.pages.files().unwrap().iter().map(|f| f.0).collect();
+        assert!(!ids.contains(&0), "file 0 is gone: {ids:?}");
+        assert_ne!(file_of(2), 0, "page 2 moved");
+        assert_eq!(s.dead_bytes(0).unwrap(), 0);
+        assert_eq!(s.compact_page_files().unwrap(), Compacted::default());
+    }
+    let s = open(dir.path());
+    assert_eq!(s.html(1).unwrap().unwrap(), b"<p>page 1, changed</p>");
+    assert_eq!(s.html(2).unwrap().unwrap(), b"<p>page 2</p>");
+    assert_eq!(
+        s.dom("a", 2).unwrap().unwrap(),
+        parse_html("<p>page 2</p>").dom
+    );
+    assert_eq!(s.html(4).unwrap().unwrap(), b"<p>page 4</p>");
 }
