@@ -162,6 +162,9 @@ pub struct TemplateConfig {
 pub struct StoreConfig {
     #[serde(deserialize_with = "size")]
     pub cache_bytes: u64,
+    /// A page file is closed and a new one started past this size (`store::pages`).
+    #[serde(deserialize_with = "size")]
+    pub page_file_bytes: u64,
 }
 
 /// Settings given on the command line, over the files: `key = value` pairs in the file's terms
@@ -350,6 +353,10 @@ impl Config {
         let invalid = |key: &str, message: String| key_error(key, message, overrides, file);
         for (key, v) in [
             ("crawl.concurrency", self.crawl.concurrency),
+            (
+                "store.page_file_bytes",
+                usize::try_from(self.store.page_file_bytes).unwrap_or(usize::MAX),
+            ),
             (
                 "crawl.per_origin_concurrency",
                 self.crawl.per_origin_concurrency,

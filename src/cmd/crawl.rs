@@ -127,10 +127,9 @@ pub fn run(
     if config.template.inline {
         check_out_dir(&config.crawl.out_dir)?;
     }
-    let store = Arc::new(Store::open(
-        &config.crawl.data_dir,
-        config.store.cache_bytes,
-    )?);
+    let mut store = Store::open(&config.crawl.data_dir, config.store.cache_bytes)?;
+    store.set_page_file_bytes(config.store.page_file_bytes);
+    let store = Arc::new(store);
     if config.recrawl.enabled {
         start_recrawl(&store, &config, &seeds, &progress)?;
     }

@@ -502,6 +502,12 @@ impl Store {
         &self.dir
     }
 
+    /// Start a new page file past `bytes` (at least 1) from now on; [`pages::FILE_BYTES`] by
+    /// default.
+    pub fn set_page_file_bytes(&mut self, bytes: u64) {
+        self.pages.file_bytes = bytes.max(1);
+    }
+
     /// The store's schema: [`SCHEMA_VERSION`], or an older one it is upgraded from (once the
     /// registry is loaded).
     fn check_schema(&self, create: bool) -> Result<u32, StoreError> {

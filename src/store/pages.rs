@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-/// A page file is closed and a new one started past this size: ~20,000 pages of ~13 KB, so a
-/// 1M-page store has ~50 files, each few enough bytes to fsync at rotation in well under a second.
+/// A page file is closed and a new one started past this size (unless the store is told
+/// otherwise: `store.page_file_bytes`, whose default says why this much).
 pub const FILE_BYTES: u64 = 256 << 20;
 
 /// The subdirectory of the data directory that holds the page files.
@@ -160,27 +160,23 @@ impl PageFiles {
     pub fn append(&self, html: &[u8], dom: &[u8], paths: &[u8]) -> io::Result<PageRef> {
         let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let adding = (html.len() + dom.len() + paths.len()) as u64;
-        let rotate = match guard.as_ref() {
-            None => true,
-            Some(w) => w.len > 0 && w.len + adding > self.file_bytes,
+        let w = match guard.take() {
+            Some(w) => w,
+            None => {
+                std::fs::create_dir_all(&self.dir)?;
+                match self.files()?.last() {
+                    Some(&(id, _)) => Writer::open(&self.path(id), id)?,
+                    None => Writer::create(&self.path(0), 0)?,
+                }
+            }
         };
-        if rotate {
-            let next = match guard.take() {
-                Some(w) => {
-                    w.file.sync_data()?;
-                    Writer::create(&self.path(w.id + 1), w.id + 1)?
-                }
-                None => {
-                    std::fs::create_dir_all(&self.dir)?;
-                    match self.files()?.last() {
-                        Some(&(id, _)) => Writer::open(&self.path(id), id)?,
-                        None => Writer::create(&self.path(0), 0)?,
-                    }
-                }
-            };
-            *guard = Some(next);
-        }
-        let w = guard.as_mut().expect("invariant: a writer was just opened");
+        let w = if w.len > 0 && w.len + adding > self.file_bytes {
+            w.file.sync_data()?;
+            Writer::create(&self.path(w.id + 1), w.id + 1)?
+        } else {
+            w
+        };
+        let w = guard.insert(w);
         let offset = w.len;
         w.file.write_all_at(html, offset)?;
         w.file.write_all_at(dom, offset + html.len() as u64)?;
@@ -346,6 +342,22 @@ mod tests {
         assert_eq!(b.offset, a.len() + 4);
         assert_eq!(files.read(&a, Part::Html).unwrap().unwrap(), b"one");
         assert_eq!(files.read(&b, Part::Html).unwrap().unwrap(), b"two");
+    }
+
+    #[test]
+    fn a_new_writer_starts_a_new_file_when_the_last_one_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = |d: &Path| PageFiles {
+            file_bytes: 8,
+            ..PageFiles::new(d)
+        };
+        let a = small(dir.path()).append(b"01234", b"567", b"").unwrap();
+        let b = small(dir.path()).append(b"x", b"", b"").unwrap();
+        assert_eq!(
+            (a.file, b.file),
+            (0, 1),
+            "the next run's first page went to a full file"
+        );
     }
 
     #[test]

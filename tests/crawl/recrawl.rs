@@ -218,13 +218,19 @@ fn text_file(dir: &Path, origin: &crate::support::Origin, path: &str) -> String 
     std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
-#[test]
-fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
+/// The test site at version 1 (set the version to 2 to change it), and a directory to crawl it
+/// into.
+fn changing_site() -> (TestServer, Arc<Mutex<u8>>, tempfile::TempDir) {
     let server = TestServer::background(1, 1);
     let version = Arc::new(Mutex::new(1u8));
     mount(&server, version.clone());
+    (server, version, tempfile::tempdir().expect("tmp"))
+}
+
+#[test]
+fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
+    let (server, version, dir) = changing_site();
     let o = server.origin(0);
-    let dir = tempfile::tempdir().expect("tmp");
     let seed = o.url("/");
     crawl(dir.path(), &seed, &[]);
     let pages = 1 + ARTICLES;
@@ -382,6 +388,63 @@ fn a_recrawl_tells_unchanged_template_churn_new_content_and_gone_pages_apart() {
         .map(|p| stamp(p))
         .collect();
     assert_eq!(mtimes, after, "a recrawl of 304s rewrote text files");
+}
+
+/// The page files of the store in `dir`, by name.
+fn page_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("data").join("pages"))
+        .expect("page files")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_recrawl_gives_back_the_bytes_of_the_pages_it_replaced() {
+    let (server, version, dir) = changing_site();
+    let o = server.origin(0);
+    let seed = o.url("/");
+    // Page files of 1 byte: each page has a file of its own.
+    let small = ["--set", "store.page_file_bytes=1"];
+    crawl(dir.path(), &seed, &small);
+    let first = page_files(dir.path());
+    assert_eq!(first.len(), 1 + ARTICLES, "a file a page: {first:?}");
+
+    *version.lock().expect("lock") = 2;
+    let mut args = small.to_vec();
+    args.push("--recrawl");
+    crawl(dir.path(), &seed, &args);
+    let after = page_files(dir.path());
+    let replaced = (0..ARTICLES)
+        .filter(|&n| matches!(fate(n), "footer" | "content"))
+        .count();
+    assert!(replaced >= 2, "the site replaces pages");
+    // The replaced pages' old files held nothing live any more: compacted away at the end of
+    // the crawl. The others (unchanged, gone) stay.
+    let removed: Vec<&String> = first.iter().filter(|f| !after.contains(f)).collect();
+    assert_eq!(
+        removed.len(),
+        replaced,
+        "removed {removed:?} of {first:?}; now {after:?}"
+    );
+    // Each replaced page and the new page are in new files.
+    assert_eq!(
+        after.len(),
+        first.len() - replaced + replaced + 1,
+        "{after:?}"
+    );
+    // The pages still read back: the end-of-crawl pass cleaned them from these files.
+    assert!(text_file(dir.path(), o, "/p7").contains("Update:"));
+    assert!(text_file(dir.path(), o, "/new").contains("Fresh news"));
+    let data = dir.path().join("data");
+    let exported = thresher(
+        dir.path(),
+        &["export", "--data", data.to_str().expect("utf-8")],
+    );
+    for p in ["/p0", "/p4", "/p7", "/new"] {
+        assert!(exported.contains(&o.url(p)), "{p} exported");
+    }
 }
 
 /// Article `n` of a site in `layout` 1 (div layout) or 2 (a redesign: table layout, other
