@@ -14,9 +14,10 @@
 //! `StoreError::Damaged`, with what to do. Commands that only read a store (`status`, `export`,
 //! `inspect`) open it with [`Store::open_existing`], which never creates one.
 //!
-//! Page bytes: each page's raw HTML and DOM (lz4) and its path set are appended to the page files beside sled's
-//! (`pages.rs`), and sled keeps where they are; `flush` makes them durable before sled's log,
-//! and the marker records their length, so page files cut short are damage too.
+//! Page bytes: each page's raw HTML and DOM (lz4) and its path set are appended to the page
+//! files beside sled's (`pages.rs`), and sled keeps where they are; `flush` makes them durable
+//! before sled's log, and the marker records the last file's length, so a page file cut short
+//! is damage too.
 //!
 //! Key layout (integers big-endian, so scans come out in order):
 //!
@@ -73,8 +74,8 @@ pub use recrawl::{class, EraUpdate, RevisitSlot};
 /// Bump when a record's encoding changes; `open` refuses other versions except 1 to 4, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
 /// of URL hashes, `seen.rs`; 4: DOMs and path sets keyed by site, `upgrade_site_keys_v3`; 5: a
-/// `SiteStatus` per site, `upgrade_site_status_v4`; 6: new pages' HTML and DOM in page files,
-/// and path set in page files, `pages.rs` — nothing to upgrade: the inline values of older pages are read as before).
+/// `SiteStatus` per site, `upgrade_site_status_v4`; 6: new pages' HTML, DOM and path set in
+/// page files, `pages.rs` — nothing to upgrade: older pages' inline values are read as before).
 pub const SCHEMA_VERSION: u32 = 6;
 
 /// sled writes its log to disk this often (ms).
@@ -240,7 +241,8 @@ pub struct Compacted {
 /// One record kind's share of the store ([`Store::bytes_by_kind`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KindBytes {
-    /// The key prefix (`h` raw HTML, `d` DOMs, … as in the module's table).
+    /// The key prefix (`p` page metadata, `B` where a page's bytes are, … as in the module's
+    /// table).
     pub prefix: char,
     pub keys: u64,
     pub key_bytes: u64,
@@ -638,16 +640,7 @@ impl Store {
 
     /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
     pub fn path_set(&self, site: &str, id: u64) -> Result<Option<Vec<u64>>, StoreError> {
-        let bytes = match self.page_ref(id)? {
-            Some(r) => self
-                .pages
-                .read(&r, pages::Part::Paths)
-                .map_err(|e| self.page_file_error(e))?,
-            None => self
-                .tree
-                .get(key::of_site(key::PATHS, site, id))?
-                .map(|v| v.to_vec()),
-        };
+        let bytes = self.page_part(id, pages::Part::Paths, &key::of_site(key::PATHS, site, id))?;
         Ok(bytes.map(|v| {
             v.chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
@@ -981,11 +974,16 @@ impl Store {
         let mut victims = std::collections::HashSet::new();
         let mut stale = Vec::new();
         for item in self.tree.scan_prefix([key::PAGE_FILE]) {
-            let (k, _) = item?;
+            let (k, v) = item?;
             let id = u32::from_be_bytes(k[1..].try_into().map_err(|_| corrupt(&k, "file key"))?);
+            let dead = u64::from_be_bytes(
+                v.as_ref()
+                    .try_into()
+                    .map_err(|_| corrupt(&k, "dead bytes are not a u64"))?,
+            );
             match lens.get(&id) {
                 None => stale.push(id),
-                Some(&len) if Some(id) != last && self.dead_bytes(id)? * 2 >= len => {
+                Some(&len) if Some(id) != last && dead * 2 >= len => {
                     victims.insert(id);
                 }
                 Some(_) => {}
@@ -1037,23 +1035,35 @@ impl Store {
         self.get(&key::page(key::PAGE_BYTES, id))
     }
 
-    /// One part of page `id`'s bytes, decompressed: from the page files, or from the inline
-    /// key `inline` of a page stored before schema 6.
+    /// One part of page `id`'s bytes as stored: from the page files, or from the inline key
+    /// `inline` of a page stored before schema 6.
+    fn page_part(
+        &self,
+        id: u64,
+        part: pages::Part,
+        inline: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.page_ref(id)? {
+            Some(r) => self
+                .pages
+                .read(&r, part)
+                .map_err(|e| self.page_file_error(e)),
+            None => Ok(self.tree.get(inline)?.map(|v| v.to_vec())),
+        }
+    }
+
+    /// [`Store::page_part`] of an lz4 part (the HTML, the DOM), decompressed.
     fn page_bytes(
         &self,
         id: u64,
         part: pages::Part,
         inline: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some(r) = self.page_ref(id)? else {
-            return self.get_lz4(inline);
-        };
-        match self.pages.read(&r, part) {
-            Ok(None) => Ok(None),
-            Ok(Some(v)) => lz4_flex::decompress_size_prepended(&v)
+        match self.page_part(id, part, inline)? {
+            None => Ok(None),
+            Some(v) => lz4_flex::decompress_size_prepended(&v)
                 .map(Some)
-                .map_err(|e| corrupt(&key::page(key::PAGE_BYTES, id), e)),
-            Err(e) => Err(self.page_file_error(e)),
+                .map_err(|e| corrupt(inline, e)),
         }
     }
 
