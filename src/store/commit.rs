@@ -285,6 +285,7 @@ impl Store {
         let mut seen = SeenBatch::default();
         seen.load(
             &self.tree,
+            Some(&reg.seen),
             commit.discovered.iter().map(|(_, e)| e.url.as_str()),
         )?;
         // Per touched origin, the entries this commit appends to its queue, in order.
@@ -326,7 +327,7 @@ impl Store {
 
         for (at, entry) in &commit.discovered {
             let origin = commit.origins[*at as usize].as_str();
-            if !seen.insert(&self.tree, &entry.url)? {
+            if !seen.insert(&self.tree, Some(&reg.seen), &entry.url)? {
                 continue;
             }
             outcome
@@ -412,6 +413,7 @@ impl Store {
         }
         self.tree.apply_batch(batch)?;
 
+        seen.keep(&mut reg.seen);
         reg.next_origin_id = next_origin_id;
         for rec in touched {
             reg.origins.insert(rec.key.clone(), rec);

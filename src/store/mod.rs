@@ -227,6 +227,8 @@ struct Registry {
     consumed: HashMap<u32, Consumed>,
     next_origin_id: u32,
     sites: HashMap<String, SiteCounters>,
+    /// The seen set's buckets the commits have used (`seen::SeenMirror`).
+    seen: seen::SeenMirror,
 }
 
 /// What [`Store::compact_page_files`] did.
@@ -425,6 +427,11 @@ impl Store {
                 &SCHEMA_VERSION.to_be_bytes(),
             )?;
         }
+        // Every open starts a new stamp before its caller writes anything (a schema upgrade
+        // above changes the layout, not what a report counts): a report of the store at an
+        // earlier stamp (`status`'s closed report) is then known stale, even when this process
+        // is killed before its own last flush.
+        store.flush()?;
         Ok(store)
     }
 
@@ -493,7 +500,9 @@ impl Store {
         }
     }
 
-    fn stamp(&self) -> Result<u64, StoreError> {
+    /// The stamp of the store's last flush (every open flushes): what `marker_stamp` reads
+    /// while nothing has been written since.
+    pub fn stamp(&self) -> Result<u64, StoreError> {
         Ok(self
             .get_meta::<u64>("stamp")
             .unwrap_or(None)
@@ -1125,6 +1134,12 @@ thread_local! {
 /// binary's panic hook stays quiet for it (the error says what happened).
 pub fn panic_is_reported_as_damage() -> bool {
     OPENING.with(std::cell::Cell::get)
+}
+
+/// The stamp `DATA/thresher-store.json` recorded at the store's last flush, without opening
+/// the store (none when there is no marker or it cannot be read).
+pub fn marker_stamp(dir: &Path) -> Option<u64> {
+    read_marker(dir).ok()?.stamp
 }
 
 /// What `DATA/thresher-store.json` recorded at the last flush (nothing when there is none).

@@ -48,7 +48,34 @@ fn encode_bucket(hashes: &[u64]) -> Vec<u8> {
     v
 }
 
-/// The buckets one batch reads and changes: each read from the tree once, written once.
+/// The buckets the store's commits have read or written, in memory (8 bytes a URL): every new
+/// link is looked up in a random bucket, and sled's cache (`store.cache_bytes`) could not hold
+/// them all at 1M pages without its memory growing to many times its setting; read back from
+/// sled, each lookup cost a node's decoding (docs/benchmarks.md, "Flat memory"). Updated only
+/// after the batch that wrote a bucket is applied, so it never runs ahead of the tree.
+#[derive(Default)]
+pub(crate) struct SeenMirror {
+    buckets: HashMap<[u8; 3], Vec<u64>>,
+}
+
+impl SeenMirror {
+    /// Buckets held in memory (tests).
+    #[cfg(test)]
+    pub fn buckets_held(&self) -> usize {
+        self.buckets.len()
+    }
+}
+
+impl std::fmt::Debug for SeenMirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeenMirror")
+            .field("buckets", &self.buckets.len())
+            .finish()
+    }
+}
+
+/// The buckets one batch reads and changes: each read once (from the mirror, else the tree),
+/// written once.
 #[derive(Default)]
 pub(crate) struct SeenBatch {
     buckets: HashMap<[u8; 3], (Vec<u64>, bool)>,
@@ -60,39 +87,55 @@ impl SeenBatch {
     pub fn load<'u>(
         &mut self,
         tree: &sled::Tree,
+        mirror: Option<&SeenMirror>,
         urls: impl Iterator<Item = &'u str>,
     ) -> Result<(), StoreError> {
         let mut keys: Vec<[u8; 3]> = urls.map(|u| bucket_key(url_hash(u))).collect();
         keys.sort_unstable();
         keys.dedup();
         for k in keys {
-            self.bucket(tree, k)?;
+            self.bucket(tree, mirror, k)?;
         }
         Ok(())
     }
 
-    /// The bucket `k` (hashes, changed), read from the tree on first use.
+    /// The bucket `k` (hashes, changed), read on first use from `mirror` when it has it, else
+    /// from the tree.
     fn bucket(
         &mut self,
         tree: &sled::Tree,
+        mirror: Option<&SeenMirror>,
         k: [u8; 3],
     ) -> Result<&mut (Vec<u64>, bool), StoreError> {
         Ok(match self.buckets.entry(k) {
             Entry::Occupied(o) => o.into_mut(),
             Entry::Vacant(v) => {
-                let stored = tree.get(k)?.map(|b| decode_bucket(&b)).unwrap_or_default();
+                let stored = match mirror.and_then(|m| m.buckets.get(&k)) {
+                    Some(hashes) => hashes.clone(),
+                    None => tree.get(k)?.map(|b| decode_bucket(&b)).unwrap_or_default(),
+                };
                 v.insert((stored, false))
             }
         })
     }
 
     /// Add `url`'s hash; false when the seen set (with this batch) already has it.
-    pub fn insert(&mut self, tree: &sled::Tree, url: &str) -> Result<bool, StoreError> {
-        self.insert_hash(tree, url_hash(url))
+    pub fn insert(
+        &mut self,
+        tree: &sled::Tree,
+        mirror: Option<&SeenMirror>,
+        url: &str,
+    ) -> Result<bool, StoreError> {
+        self.insert_hash(tree, mirror, url_hash(url))
     }
 
-    fn insert_hash(&mut self, tree: &sled::Tree, hash: u64) -> Result<bool, StoreError> {
-        let (hashes, dirty) = self.bucket(tree, bucket_key(hash))?;
+    fn insert_hash(
+        &mut self,
+        tree: &sled::Tree,
+        mirror: Option<&SeenMirror>,
+        hash: u64,
+    ) -> Result<bool, StoreError> {
+        let (hashes, dirty) = self.bucket(tree, mirror, bucket_key(hash))?;
         match hashes.binary_search(&hash) {
             Ok(_) => Ok(false),
             Err(i) => {
@@ -104,11 +147,19 @@ impl SeenBatch {
     }
 
     /// Put the changed buckets into `batch`.
-    pub fn write(self, batch: &mut sled::Batch) {
-        for (k, (hashes, dirty)) in self.buckets {
-            if dirty {
-                batch.insert(&k[..], encode_bucket(&hashes));
+    pub fn write(&self, batch: &mut sled::Batch) {
+        for (k, (hashes, dirty)) in &self.buckets {
+            if *dirty {
+                batch.insert(&k[..], encode_bucket(hashes));
             }
+        }
+    }
+
+    /// The batch `write` went into was applied: its buckets, as the tree now holds them, go
+    /// to `mirror`.
+    pub fn keep(self, mirror: &mut SeenMirror) {
+        for (k, (hashes, _)) in self.buckets {
+            mirror.buckets.insert(k, hashes);
         }
     }
 }
@@ -141,7 +192,7 @@ impl Store {
             let mut batch = sled::Batch::default();
             for item in old.by_ref().take(UPGRADE_BATCH) {
                 let (k, _) = item?;
-                seen.insert_hash(&self.tree, xxhash_rust::xxh3::xxh3_64(&k[1..]))?;
+                seen.insert_hash(&self.tree, None, xxhash_rust::xxh3::xxh3_64(&k[1..]))?;
                 batch.remove(k);
             }
             seen.write(&mut batch);
