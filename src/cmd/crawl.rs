@@ -16,7 +16,9 @@ use crate::crawl::stats::CrawlStats;
 use crate::crawl::{self, seeds, CrawlError, CrawlSummary, RunOptions};
 use crate::learn::{LearnSummary, Learner};
 use crate::progress::{human_bytes, Progress};
-use crate::status::{write_snapshot, HostRow, StatusReport, LIVE_ROWS, WAITING_META};
+use crate::status::{
+    keep_closed_report, write_snapshot, HostRow, StatusReport, LIVE_ROWS, WAITING_META,
+};
 use crate::store::{now_ms, RunInfo, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -403,8 +405,9 @@ fn end_run(
         }
     }
     store.flush()?;
-    if let Ok(report) = StatusReport::from_store(store) {
-        let _ = write_snapshot(&config.crawl.data_dir, &report);
+    // Kept for `status` while the store stays as it is now (`status::ClosedStore`).
+    if let (Ok(report), Ok(stamp)) = (StatusReport::from_store(store), store.stamp()) {
+        let _ = keep_closed_report(&config.crawl.data_dir, report, stamp);
     }
     Ok(())
 }
@@ -442,9 +445,11 @@ fn spawn_ticker(
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(200));
         let mut n = 0u64;
+        let mut trim = crate::memory::Periodic::new(crate::memory::RELEASE_EVERY);
         loop {
             tick.tick().await;
             progress.tick(&stats);
+            trim.tick();
             n += 1;
             if n % 25 == 0 {
                 let mut run = run.clone();
@@ -485,6 +490,7 @@ fn live_report(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusRepo
         waiting_more: (waiting_total - waiting.len()) as u64,
         recrawl: None,
         redesigns: Vec::new(),
+        closed: None,
         hosts,
         waiting,
     }

@@ -1,6 +1,7 @@
 //! `thresher status`: what a data directory holds — pages per host, queue sizes, errors by kind,
 //! when the crawl last ran. sled lets one process open a store, so a running crawl writes the
-//! same report to `DATA/status.json` every few seconds and `status` shows that snapshot. The
+//! same report to `DATA/status.json` every few seconds and `status` shows that snapshot. A
+//! closed store's report is kept there too, and shown while the store is unchanged. The
 //! report itself (`StatusReport`, read from a store or written as the snapshot) is
 //! `crate::status`; this is the command.
 
@@ -55,8 +56,21 @@ pub fn report(data: &Path, cache_bytes: u64) -> Result<StatusReport, StatusError
     if !data.exists() {
         return Err(StatusError::Missing(data.to_path_buf()));
     }
+    if let Some(report) = crate::status::closed_report(data) {
+        return Ok(report);
+    }
     match Store::open_existing(data, cache_bytes) {
-        Ok(store) => Ok(StatusReport::from_store(&store)?),
+        Ok(store) => {
+            let report = StatusReport::from_store(&store)?;
+            let stamp = store.stamp()?;
+            // Closed first, so the log file is as the next `status` will find it (a writer
+            // opening the store in between flushes a new stamp: the kept report is then stale).
+            drop(store);
+            if let Err(e) = crate::status::keep_closed_report(data, report.clone(), stamp) {
+                tracing::debug!("cannot keep the report in {SNAPSHOT}: {e}");
+            }
+            Ok(report)
+        }
         Err(StoreError::Locked { .. }) => {
             let path = data.join(SNAPSHOT);
             let text = std::fs::read_to_string(&path).map_err(|e| StatusError::Snapshot {
