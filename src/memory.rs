@@ -1,5 +1,5 @@
-//! Giving freed heap back to the OS (glibc's `malloc_trim`): after work on a huge page, and around
-//! the end-of-crawl pass.
+//! Giving freed heap back to the OS (glibc's `malloc_trim`): after work on a huge page, every
+//! few seconds of a crawl, and around the end-of-crawl pass; and how many arenas hold it.
 //!
 //! Owns: when freed memory is returned. Imports no other thresher module.
 //!
@@ -34,6 +34,24 @@ static TRIM: AtomicBool = AtomicBool::new(false);
 /// Let [`release`] give freed heap back to the OS (the `thresher` binary's crawl does).
 pub fn enable_release() {
     TRIM.store(true, Relaxed);
+}
+
+/// Cap glibc's arenas at one per core (glibc's default is eight per core). A crawl runs ~90
+/// threads (the blocking pool's commits and parses); spread over 16 arenas on 2 cores, each
+/// arena kept ~8 MB of working set after every trim, and RSS rose with the number of arenas
+/// touched, not with the live heap (docs/benchmarks.md, "Flat memory"). Process-wide: the
+/// binary calls it for the crawl, before its threads start. Elsewhere a no-op.
+pub fn arenas_per_core() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let arenas = i32::try_from(cores.max(2)).unwrap_or(i32::MAX);
+        // SAFETY: mallopt only changes an allocator parameter (glibc takes its lock to do
+        // so); a refused setting leaves the default.
+        unsafe {
+            let _ = libc::mallopt(libc::M_ARENA_MAX, arenas);
+        }
+    }
 }
 
 /// One huge page parses at a time, process-wide.
@@ -100,6 +118,37 @@ pub fn release() {
     tracing::debug!(took = ?started.elapsed(), "freed heap given back to the OS");
 }
 
+/// How often a long crawl gives freed heap back ([`Periodic`]).
+pub const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Trims now and then: glibc keeps what the crawl's threads free in their arenas, and over a
+/// long crawl RSS drifted to several times the live heap (docs/benchmarks.md, "Flat memory").
+#[derive(Debug)]
+pub struct Periodic {
+    every: std::time::Duration,
+    last: std::time::Instant,
+}
+
+impl Periodic {
+    pub fn new(every: std::time::Duration) -> Periodic {
+        Periodic {
+            every,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Release if `every` has passed since the last release (or since `new`); returns whether
+    /// it did.
+    pub fn tick(&mut self) -> bool {
+        if self.last.elapsed() < self.every {
+            return false;
+        }
+        self.last = std::time::Instant::now();
+        release();
+        true
+    }
+}
+
 /// Run `f` on a thread of its own, so what it allocates comes from a glibc arena the crawl's
 /// long-lived data (sled's tree, the scheduler) does not share; returns its result.
 pub fn on_own_heap<T: Send>(f: impl FnOnce() -> T + Send) -> T {
@@ -135,6 +184,17 @@ mod tests {
         assert_eq!(sum, 55);
         let panicked = std::panic::catch_unwind(|| on_own_heap(|| panic!("inside")));
         assert!(panicked.is_err());
+    }
+
+    #[test]
+    fn a_long_crawl_releases_memory_every_interval_and_not_more_often() {
+        let mut p = Periodic::new(std::time::Duration::from_millis(40));
+        assert!(!p.tick(), "nothing before the first interval");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let before = releases();
+        assert!(p.tick());
+        assert!(releases() > before);
+        assert!(!p.tick(), "the interval starts again at each release");
     }
 
     #[test]
