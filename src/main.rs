@@ -38,8 +38,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             stop_on_signals(shutdown.clone());
             // Huge pages' freed heap goes back to the OS after them (issue 10: peak RSS).
             thresher::memory::enable_release();
-            // Before the runtime's threads start: one glibc arena per core (flat memory).
-            thresher::memory::arenas_per_core();
+            // Before the runtime's threads start: fewer glibc arenas (flat memory).
+            thresher::memory::cap_arenas();
             cmd::crawl::run(&args, shutdown, progress).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,

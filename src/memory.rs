@@ -36,16 +36,20 @@ pub fn enable_release() {
     TRIM.store(true, Relaxed);
 }
 
-/// Cap glibc's arenas at one per core (glibc's default is eight per core). A crawl runs ~90
-/// threads (the blocking pool's commits and parses); spread over 16 arenas on 2 cores, each
-/// arena kept ~8 MB of working set after every trim, and RSS rose with the number of arenas
-/// touched, not with the live heap (docs/benchmarks.md, "Flat memory"). Process-wide: the
-/// binary calls it for the crawl, before its threads start. Elsewhere a no-op.
-pub fn arenas_per_core() {
+/// glibc arenas per core the crawl allows (glibc's default is 8). A crawl runs ~90 threads
+/// (the blocking pool's commits and parses); on 2 cores they spread over 16 arenas that each
+/// kept 6–16 MB after every trim (`/proc/PID/smaps` at 416,000 pages). 4, not 1: one per core
+/// cost ~10 % of the 10k crawl's pages/s (malloc contention), 4 per core nothing measurable,
+/// with peak RSS 95 → 90 MB at 10k (docs/benchmarks.md, "Flat memory").
+pub const ARENAS_PER_CORE: usize = 4;
+
+/// Cap glibc's arenas at [`ARENAS_PER_CORE`] per core. Process-wide: the binary calls it for
+/// the crawl, before its threads start. Elsewhere a no-op.
+pub fn cap_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let arenas = i32::try_from(cores.max(2)).unwrap_or(i32::MAX);
+        let arenas = i32::try_from(cores.max(2) * ARENAS_PER_CORE).unwrap_or(i32::MAX);
         // SAFETY: mallopt only changes an allocator parameter (glibc takes its lock to do
         // so); a refused setting leaves the default.
         unsafe {
