@@ -327,7 +327,7 @@ impl Store {
 
         for (at, entry) in &commit.discovered {
             let origin = commit.origins[*at as usize].as_str();
-            if !seen.insert(&self.tree, Some(&reg.seen), &entry.url)? {
+            if !seen.insert(&self.tree, &entry.url)? {
                 continue;
             }
             outcome
@@ -411,7 +411,7 @@ impl Store {
         for rec in &touched {
             batch.insert(key::bytes(key::ORIGIN, rec.key.as_bytes()), encode(rec));
         }
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
 
         seen.keep(&mut reg.seen);
         reg.next_origin_id = next_origin_id;

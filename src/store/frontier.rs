@@ -206,7 +206,7 @@ impl Store {
                     }
                 }
                 batch.insert(key::bytes(key::ORIGIN, rec.key.as_bytes()), encode(&rec));
-                self.tree.apply_batch(batch)?;
+                self.apply(batch)?;
                 if old.len() < SEGMENT_ENTRIES {
                     break;
                 }

@@ -320,7 +320,37 @@ pub struct Store {
     pages: pages::PageFiles,
 }
 
+/// Collections of sled's deferred frees a write is followed by ([`reclaim_deferred`]).
+/// Each collects at most 8 bags of 64 frees; a commit of a page's links leaves a few bags.
+const RECLAIM_STEPS: usize = 16;
+
+/// Run the frees sled deferred. Every sled write copies the node it changes and defers freeing
+/// the old copy to crossbeam-epoch's default collector, which frees at most 8 bags of them per
+/// 128 pins of any thread; a write-heavy store produced garbage faster than that, so it
+/// piled up with no bound (the frontier benchmark's 1,000,000 URLs: peak RSS 424–610 MB
+/// without this, ~90 MB with it; docs/benchmarks.md, "sled's deferred frees").
+fn reclaim_deferred() {
+    for _ in 0..RECLAIM_STEPS {
+        crossbeam_epoch::pin().flush();
+    }
+}
+
 impl Store {
+    /// Write `batch` atomically, then free what the write replaced: the one way the store
+    /// writes a batch.
+    fn apply(&self, batch: sled::Batch) -> Result<(), StoreError> {
+        self.tree.apply_batch(batch)?;
+        reclaim_deferred();
+        Ok(())
+    }
+
+    /// Write one key, then free what the write replaced.
+    fn insert_one(&self, k: impl AsRef<[u8]>, v: impl Into<sled::IVec>) -> Result<(), StoreError> {
+        self.tree.insert(k.as_ref(), v)?;
+        reclaim_deferred();
+        Ok(())
+    }
+
     /// Open (or create) the store in `dir`, with sled's page cache bounded to `cache_bytes`.
     /// A store just closed by this or another process keeps its lock until sled's flusher
     /// thread exits (up to one flush interval), so a lock conflict is retried for a moment.
@@ -422,7 +452,7 @@ impl Store {
                 store.upgrade_site_status_v4()?;
             }
             // 5 → 6 changes nothing stored: older pages keep their inline bytes.
-            store.tree.insert(
+            store.insert_one(
                 key::bytes(key::META, b"schema"),
                 &SCHEMA_VERSION.to_be_bytes(),
             )?;
@@ -528,7 +558,7 @@ impl Store {
                 dir: self.dir.clone(),
             }),
             None => {
-                self.tree.insert(k, &SCHEMA_VERSION.to_be_bytes())?;
+                self.insert_one(k, &SCHEMA_VERSION.to_be_bytes())?;
                 Ok(SCHEMA_VERSION)
             }
             Some(v) => {
@@ -725,7 +755,7 @@ impl Store {
     }
 
     pub fn put_clusters_raw(&self, site: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        self.tree.insert(
+        self.insert_one(
             key::bytes(key::CLUSTERS, site.as_bytes()),
             lz4_flex::compress_prepend_size(bytes),
         )?;
@@ -756,7 +786,7 @@ impl Store {
             key::bytes(key::SITE_STATUS, site.as_bytes()),
             encode(&status),
         );
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
         Ok(())
     }
 
@@ -844,7 +874,7 @@ impl Store {
                 );
             }
         }
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
         Ok(())
     }
 
@@ -882,7 +912,7 @@ impl Store {
     }
 
     fn put<T: Serialize>(&self, k: &[u8], value: &T) -> Result<(), StoreError> {
-        self.tree.insert(k, encode(value))?;
+        self.insert_one(k, encode(value))?;
         Ok(())
     }
 
@@ -905,7 +935,7 @@ impl Store {
                     }
                 }
             }
-            self.tree.apply_batch(batch)?;
+            self.apply(batch)?;
         }
         Ok(())
     }
@@ -951,7 +981,7 @@ impl Store {
                 encode(&status),
             );
         }
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
         Ok(())
     }
 
@@ -1021,14 +1051,14 @@ impl Store {
             out.pages_moved += 1;
             in_batch += 1;
             if in_batch == MOVES_PER_BATCH {
-                self.tree.apply_batch(std::mem::take(&mut batch))?;
+                self.apply(std::mem::take(&mut batch))?;
                 in_batch = 0;
             }
         }
         for &id in victims.iter().chain(&stale) {
             batch.remove(key::page_file(id));
         }
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
         self.flush()?;
         for id in victims {
             self.pages.remove(id).map_err(perr)?;

@@ -127,7 +127,7 @@ impl Store {
                     added += 1;
                 }
             }
-            self.tree.apply_batch(batch)?;
+            self.apply(batch)?;
         }
         Ok(added)
     }
@@ -147,7 +147,7 @@ impl Store {
         let mut batch = sled::Batch::default();
         batch.remove(found.key());
         batch.insert(slot.key(), v);
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
         Ok(true)
     }
 
@@ -267,7 +267,7 @@ impl Store {
             batch.remove(pending_key(site, id));
             n += 1;
         }
-        self.tree.apply_batch(batch)?;
+        self.apply(batch)?;
         Ok(n)
     }
 

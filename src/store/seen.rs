@@ -119,23 +119,14 @@ impl SeenBatch {
         })
     }
 
-    /// Add `url`'s hash; false when the seen set (with this batch) already has it.
-    pub fn insert(
-        &mut self,
-        tree: &sled::Tree,
-        mirror: Option<&SeenMirror>,
-        url: &str,
-    ) -> Result<bool, StoreError> {
-        self.insert_hash(tree, mirror, url_hash(url))
+    /// Add `url`'s hash; false when the seen set (with this batch) already has it. Its bucket
+    /// is the one `load` read, else read now from the tree.
+    pub fn insert(&mut self, tree: &sled::Tree, url: &str) -> Result<bool, StoreError> {
+        self.insert_hash(tree, url_hash(url))
     }
 
-    fn insert_hash(
-        &mut self,
-        tree: &sled::Tree,
-        mirror: Option<&SeenMirror>,
-        hash: u64,
-    ) -> Result<bool, StoreError> {
-        let (hashes, dirty) = self.bucket(tree, mirror, bucket_key(hash))?;
+    fn insert_hash(&mut self, tree: &sled::Tree, hash: u64) -> Result<bool, StoreError> {
+        let (hashes, dirty) = self.bucket(tree, None, bucket_key(hash))?;
         match hashes.binary_search(&hash) {
             Ok(_) => Ok(false),
             Err(i) => {
@@ -192,11 +183,11 @@ impl Store {
             let mut batch = sled::Batch::default();
             for item in old.by_ref().take(UPGRADE_BATCH) {
                 let (k, _) = item?;
-                seen.insert_hash(&self.tree, None, xxhash_rust::xxh3::xxh3_64(&k[1..]))?;
+                seen.insert_hash(&self.tree, xxhash_rust::xxh3::xxh3_64(&k[1..]))?;
                 batch.remove(k);
             }
             seen.write(&mut batch);
-            self.tree.apply_batch(batch)?;
+            self.apply(batch)?;
         }
         Ok(())
     }
