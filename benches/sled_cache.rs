@@ -3,7 +3,10 @@
 //! page key, a content key), one batch each, with sled configured as `Store::open` does, and
 //! the process's RSS every 100,000 iterations. docs/benchmarks.md, "Flat memory".
 //!
-//!     cargo bench --bench sled_cache -- CACHE_MIB ITERATIONS
+//!     cargo bench --bench sled_cache -- CACHE_MIB ITERATIONS [no-drain]
+//!
+//! Each batch is followed by the store's drain of sled's deferred frees
+//! (`thresher::store::reclaim_deferred`), unless `no-drain`.
 
 use std::time::Instant;
 
@@ -23,6 +26,7 @@ fn main() {
         .collect();
     let cache_mib: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(4);
     let n: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(600_000);
+    let drain = args.get(2).map(String::as_str) != Some("no-drain");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let db = sled::Config::new()
         .path(dir.path())
@@ -49,6 +53,9 @@ fn main() {
             &i.to_be_bytes()[..],
         );
         tree.apply_batch(b).expect("batch applies");
+        if drain {
+            thresher::store::reclaim_deferred();
+        }
         if (i + 1) % 100_000 == 0 {
             println!(
                 "{cache_mib}\t{}\t{}\t{:.1}\t{}",
