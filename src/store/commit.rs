@@ -10,7 +10,7 @@ use super::recrawl::{change_key, pending_key, RevisitSlot};
 use super::seen::SeenBatch;
 use super::{
     encode, key, ChangeRecord, Consumed, ErrorKind, ErrorRecord, GoneRecord, OriginRecord,
-    PageMeta, PendingChange, QueueEntry, Store, StoreError, SEGMENT_ENTRIES,
+    PageMeta, PageRecord, PendingChange, QueueEntry, Store, StoreError, SEGMENT_ENTRIES,
 };
 use crate::dom::Dom;
 
@@ -367,7 +367,11 @@ impl Store {
             batch.remove(slot.key());
         }
         for (id, meta) in &commit.metas {
-            batch.insert(key::page(key::PAGE, *id), encode(meta));
+            let record = PageRecord {
+                meta: meta.clone(),
+                at: self.page_ref(*id)?,
+            };
+            batch.insert(key::page(key::PAGE, *id), encode(&record));
         }
         for rec in &commit.changes {
             batch.insert(change_key(rec.at_ms, rec.page_id), encode(rec));
@@ -462,6 +466,7 @@ impl Store {
             batch.insert(key::page_file(old.file), &dead.to_be_bytes()[..]);
         }
         self.put_page_records(batch, page)?;
+        self.uncertify(batch, page.id)?;
         // A page stored before schema 6 had its bytes inline.
         batch.remove(key::page(key::HTML, page.id));
         batch.remove(key::of_site(key::DOM, site, page.id));
@@ -486,8 +491,8 @@ impl Store {
 impl Store {
     /// The batch entries of a stored page's own records (new, or replacing the old ones):
     /// content key, metadata, where its HTML, DOM and path set are (appended to the page files
-    /// now, before the batch that refers to them) and site listing; its model fingerprint is
-    /// removed, as no model has cleaned these bytes yet (`learn::site` cleans the page again).
+    /// now, before the batch that refers to them) and site listing (a replaced page's text
+    /// loses its model fingerprint too, `replace_page`).
     fn put_page_records(&self, batch: &mut sled::Batch, page: &NewPage) -> Result<(), StoreError> {
         let site = &page.meta.site;
         let at = self
@@ -495,10 +500,12 @@ impl Store {
             .append(&page.html_lz4, &page.dom_lz4, &page.paths)
             .map_err(|e| self.page_file_error(e))?;
         batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
-        batch.insert(key::page(key::PAGE, page.id), encode(&page.meta));
-        batch.insert(key::page(key::PAGE_BYTES, page.id), encode(&at));
+        let record = PageRecord {
+            meta: page.meta.clone(),
+            at: Some(at),
+        };
+        batch.insert(key::page(key::PAGE, page.id), encode(&record));
         batch.insert(key::site_page(site, page.id), &[][..]);
-        batch.remove(key::page(key::CLEAN_MODEL, page.id));
         Ok(())
     }
 }

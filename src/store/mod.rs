@@ -28,8 +28,8 @@
 //! | `f` origin id u32 · seq u64     | queue segment: the origin's entries from seq on (FIFO) |
 //! | `w` origin id u32               | `Consumed`: which of its queue entries are done |
 //! | `s` bucket u16 (URL hash's top) | URL hashes u64, sorted — the seen set |
-//! | `p` page id u64                 | `PageMeta`                    |
-//! | `B` page id                     | `PageRef`: where the page's HTML, DOM and path set are in `DATA/pages/` |
+//! | `p` page id u64                 | `PageRecord`: `PageMeta`, and where the page's HTML, DOM and path set are in `DATA/pages/` |
+//! | `B` page id                     | `PageRef` (before schema 7; read only by the upgrade) |
 //! | `L` page file u32               | u64: bytes of that file no page refers to any more |
 //! | `h` page id                     | raw HTML, lz4 (before schema 6; read, never written) |
 //! | `d` site · 0x00 · page id       | `Dom` bytes, lz4 (likewise)   |
@@ -42,9 +42,8 @@
 //! | `c` site                        | clustering state (template's) |
 //! | `k` site                        | `SiteClusters` (latest)       |
 //! | `D` site · 0x00 · body xxh3     | page id with that body        |
-//! | `t` page id                     | `CleanRecord`, lz4            |
-//! | `T` page id                     | cluster u32 · xxh3(text) u64  |
-//! | `b` page id                     | `BylineRecord` (only when any)|
+//! | `t` page id                     | `TextHead` (cluster, xxh3 of the text, model, byline) · `CleanRecord` lz4 (`texts.rs`) |
+//! | `T`, `F`, `b` page id           | text sum, model, byline (before schema 7; read only by the upgrade) |
 //! | `v` origin u32 · class u8 · fetched ms u64 · page id | `QueueEntry` (revisit queue) |
 //! | `C` at ms u64 · page id         | `ChangeRecord` (append-only)  |
 //! | `P` site · 0x00 · page id       | `PendingChange`               |
@@ -58,6 +57,7 @@ pub mod pages;
 pub mod records;
 pub mod recrawl;
 mod seen;
+mod texts;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -70,13 +70,16 @@ pub use commit::{Commit, CommitOutcome, Enqueued, NewPage, DISCOVER_BATCH};
 pub use frontier::{Consumed, SEGMENT_ENTRIES};
 pub use records::*;
 pub use recrawl::{class, EraUpdate, RevisitSlot};
+pub use texts::CleanBatch;
 
-/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 4, which it
+/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 6, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
 /// of URL hashes, `seen.rs`; 4: DOMs and path sets keyed by site, `upgrade_site_keys_v3`; 5: a
 /// `SiteStatus` per site, `upgrade_site_status_v4`; 6: new pages' HTML, DOM and path set in
-/// page files, `pages.rs` — nothing to upgrade: older pages' inline values are read as before).
-pub const SCHEMA_VERSION: u32 = 6;
+/// page files, `pages.rs` — nothing to upgrade: older pages' inline values are read as before;
+/// 7: a page's metadata and page reference in one value, `upgrade_pages_v6`, and its text,
+/// text sum, byline and model in one, `texts.rs`).
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -135,6 +138,7 @@ pub(crate) mod key {
     /// reference).
     pub const HTML: u8 = b'h';
     pub const DOM: u8 = b'd';
+    /// Before schema 7: a page's `PageRef` (now in its `PageRecord`).
     pub const PAGE_BYTES: u8 = b'B';
     /// Per page file, its dead bytes (replaced pages'): what compaction reads.
     pub const PAGE_FILE: u8 = b'L';
@@ -145,6 +149,8 @@ pub(crate) mod key {
     pub const ROBOTS: u8 = b'r';
     pub const CLUSTERS: u8 = b'c';
     pub const CLEANED: u8 = b't';
+    /// Before schema 7: a text's cluster and hash (now in its `t` value, as are `BYLINE`
+    /// and `CLEAN_MODEL`).
     pub const CLEAN_SUM: u8 = b'T';
     pub const SITE_CLUSTERS: u8 = b'k';
     pub const BYLINE: u8 = b'b';
@@ -155,8 +161,7 @@ pub(crate) mod key {
     pub const GONE: u8 = b'G';
     pub const REDESIGN: u8 = b'E';
     pub const OLD_ERA: u8 = b'O';
-    /// The fingerprint of the end-of-crawl model that wrote the page's current cleaned text
-    /// (`learn::site`); removed whenever anything else writes its text or replaces the page.
+    /// Before schema 7: the fingerprint of the end-of-crawl model that wrote the page's text.
     pub const CLEAN_MODEL: u8 = b'F';
     /// Per site: how many of its pages have cleaned text, and its clusters (`SiteStatus`), kept
     /// as texts and clusters are stored, so `status` reads a record per site, not every page.
@@ -249,65 +254,6 @@ pub struct KindBytes {
     pub keys: u64,
     pub key_bytes: u64,
     pub value_bytes: u64,
-}
-
-/// Cleaned output gathered for one sled batch ([`Store::put_clean_batch`]): pages' texts,
-/// changed bylines and model fingerprints, in the order added (a later write to a key wins),
-/// so a step or a cluster of the end-of-crawl pass stores them with one batch, not one per page.
-#[derive(Debug, Default)]
-pub struct CleanBatch {
-    batch: sled::Batch,
-    ops: usize,
-    /// The pages given a text, by site: those with none before count in their `SiteStatus`.
-    texts: HashMap<String, Vec<u64>>,
-}
-
-impl CleanBatch {
-    /// The page's cleaned text. Text written without a model
-    /// fingerprint is certified by none: the end-of-crawl pass certifies it again
-    /// ([`CleanBatch::certify`], after this) when its own model wrote the text.
-    pub fn cleaned(&mut self, site: &str, id: u64, record: &CleanRecord) {
-        match self.texts.get_mut(site) {
-            Some(ids) => ids.push(id),
-            None => {
-                self.texts.insert(site.to_string(), vec![id]);
-            }
-        }
-        let mut sum = record.cluster.to_be_bytes().to_vec();
-        sum.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()).to_be_bytes());
-        self.batch.insert(
-            key::page(key::CLEANED, id),
-            lz4_flex::compress_prepend_size(&encode(record)),
-        );
-        self.batch.insert(key::page(key::CLEAN_SUM, id), sum);
-        self.batch.remove(key::page(key::CLEAN_MODEL, id));
-        self.ops += 1;
-    }
-
-    /// What the page's byline says: an empty record removes the key, and a
-    /// new byline is new cleaned output, so the page's model fingerprint goes with it.
-    pub fn byline(&mut self, id: u64, record: &BylineRecord) {
-        let k = key::page(key::BYLINE, id);
-        if record.is_empty() {
-            self.batch.remove(k);
-        } else {
-            self.batch.insert(k, encode(record));
-        }
-        self.batch.remove(key::page(key::CLEAN_MODEL, id));
-        self.ops += 1;
-    }
-
-    /// The model with fingerprint `fingerprint` wrote the cleaned text of each page of `ids`
-    /// (its text and byline added to this batch before it).
-    pub fn certify(&mut self, ids: &[u64], fingerprint: u64) {
-        for &id in ids {
-            self.batch.insert(
-                key::page(key::CLEAN_MODEL, id),
-                &fingerprint.to_be_bytes()[..],
-            );
-            self.ops += 1;
-        }
-    }
 }
 
 pub struct Store {
@@ -440,6 +386,17 @@ impl Store {
         let found = store.check_schema(create)?;
         store.load_registry()?;
         if found < SCHEMA_VERSION {
+            tracing::info!(
+                dir = %dir.display(),
+                "upgrading the store from schema {found} to {SCHEMA_VERSION}: every page's \
+                 records are read and rewritten once (a 1M-page store: about 2 minutes); \
+                 cut short, it goes on at the next open"
+            );
+            // First: the upgrades after it read pages and texts as schema 7 keeps them.
+            if found <= 6 {
+                store.upgrade_pages_v6()?;
+                store.upgrade_texts_v6()?;
+            }
             if found == 1 {
                 store.upgrade_queue_v1()?;
             }
@@ -655,6 +612,11 @@ impl Store {
     // ---- pages ------------------------------------------------------------------------------
 
     pub fn page(&self, id: u64) -> Result<Option<PageMeta>, StoreError> {
+        Ok(self.page_record(id)?.map(|r| r.meta))
+    }
+
+    /// The page's metadata with where its bytes are.
+    pub(crate) fn page_record(&self, id: u64) -> Result<Option<PageRecord>, StoreError> {
         self.get(&key::page(key::PAGE, id))
     }
 
@@ -724,7 +686,8 @@ impl Store {
         self.tree.scan_prefix([key::PAGE]).map(|item| {
             let (k, v) = item?;
             let id = u64::from_be_bytes(k[1..].try_into().map_err(|_| corrupt(&k, "page key"))?);
-            Ok((id, decode(&k, &v)?))
+            let record: PageRecord = decode(&k, &v)?;
+            Ok((id, record.meta))
         })
     }
 
@@ -805,99 +768,6 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The page's cleaned text, if the template engine has produced it.
-    pub fn cleaned(&self, id: u64) -> Result<Option<CleanRecord>, StoreError> {
-        let k = key::page(key::CLEANED, id);
-        match self.get_lz4(&k)? {
-            None => Ok(None),
-            Some(bytes) => decode(&k, &bytes).map(Some),
-        }
-    }
-
-    /// The ids of every page with cleaned text, read in one pass over the store's keys (no
-    /// values): what the upgrade to schema 5 counts per site, in one sequential scan instead of
-    /// one lookup per page.
-    pub fn cleaned_ids(&self) -> Result<std::collections::HashSet<u64>, StoreError> {
-        let mut ids = std::collections::HashSet::new();
-        for k in self.tree.scan_prefix([key::CLEAN_SUM]).keys() {
-            if let Ok(b) = <[u8; 8]>::try_from(&k?[1..]) {
-                ids.insert(u64::from_be_bytes(b));
-            }
-        }
-        Ok(ids)
-    }
-
-    /// Whether the page has cleaned text (without decoding it).
-    pub fn has_cleaned(&self, id: u64) -> Result<bool, StoreError> {
-        Ok(self.tree.contains_key(key::page(key::CLEAN_SUM, id))?)
-    }
-
-    /// The page's cleaned text's cluster and xxh3 hash, read without decoding the text: enough
-    /// to tell whether new text differs.
-    pub fn cleaned_sum(&self, id: u64) -> Result<Option<(u32, u64)>, StoreError> {
-        let k = key::page(key::CLEAN_SUM, id);
-        Ok(match self.tree.get(&k)? {
-            None => None,
-            Some(v) if v.len() == 12 => Some((
-                u32::from_be_bytes([v[0], v[1], v[2], v[3]]),
-                u64::from_be_bytes(v[4..12].try_into().expect("invariant: 8 bytes")),
-            )),
-            Some(_) => return Err(corrupt(&k, "clean summary is not 12 bytes")),
-        })
-    }
-
-    /// Apply a [`CleanBatch`] (cleaned texts, bylines, model fingerprints) as one sled batch,
-    /// with each site's `SiteStatus` counting the pages that had no text before.
-    pub fn put_clean_batch(&self, batch: CleanBatch) -> Result<(), StoreError> {
-        let CleanBatch {
-            mut batch,
-            ops,
-            texts,
-        } = batch;
-        if ops == 0 {
-            return Ok(());
-        }
-        let _held = self.hold_site_status();
-        for (site, ids) in &texts {
-            let mut seen = std::collections::HashSet::with_capacity(ids.len());
-            let mut first = 0;
-            for &id in ids {
-                if seen.insert(id) && !self.has_cleaned(id)? {
-                    first += 1;
-                }
-            }
-            if first > 0 {
-                let mut status = self.site_status(site)?;
-                status.cleaned += first;
-                batch.insert(
-                    key::bytes(key::SITE_STATUS, site.as_bytes()),
-                    encode(&status),
-                );
-            }
-        }
-        self.apply(batch)?;
-        Ok(())
-    }
-
-    /// The fingerprint of the end-of-crawl model that wrote the page's current cleaned text
-    /// (`None`: an incremental step wrote it, the page was replaced since, or it has none).
-    pub fn clean_model(&self, id: u64) -> Result<Option<u64>, StoreError> {
-        let k = key::page(key::CLEAN_MODEL, id);
-        Ok(match self.tree.get(&k)? {
-            None => None,
-            Some(v) => {
-                Some(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
-                    corrupt(&k, "clean model fingerprint is not 8 bytes")
-                })?))
-            }
-        })
-    }
-
-    /// What the page's byline said when it was last cleaned (`None`: nothing, or never read).
-    pub fn byline(&self, id: u64) -> Result<Option<BylineRecord>, StoreError> {
-        self.get(&key::page(key::BYLINE, id))
-    }
-
     /// Number of stored pages (sum of the sites' counters).
     pub fn page_count(&self) -> u64 {
         self.lock().sites.values().map(|c| c.pages).sum()
@@ -915,6 +785,59 @@ impl Store {
     fn put<T: Serialize>(&self, k: &[u8], value: &T) -> Result<(), StoreError> {
         self.insert_one(k, encode(value))?;
         Ok(())
+    }
+
+    /// Schema 6 → 7, pages: each page's `p` (`PageMeta`) and `B` (`PageRef`, absent for a page
+    /// stored inline before schema 6) become one `p` value (`PageRecord`), `UPGRADE_PAGES`
+    /// pages per atomic batch. A page done reads as a whole `PageRecord` (a `PageMeta` alone
+    /// ends where a `PageRecord` goes on), so an interrupted upgrade skips it at the next open.
+    fn upgrade_pages_v6(&self) -> Result<(), StoreError> {
+        const UPGRADE_PAGES: usize = 4096;
+        let mut pages = self.tree.scan_prefix([key::PAGE]).peekable();
+        while pages.peek().is_some() {
+            let mut batch = sled::Batch::default();
+            for item in pages.by_ref().take(UPGRADE_PAGES) {
+                let (k, v) = item?;
+                if matches!(postcard::take_from_bytes::<PageRecord>(&v), Ok((_, rest)) if rest.is_empty())
+                {
+                    continue;
+                }
+                let id =
+                    u64::from_be_bytes(k[1..].try_into().map_err(|_| corrupt(&k, "page key"))?);
+                let bk = key::page(key::PAGE_BYTES, id);
+                let at = match self.tree.get(&bk)? {
+                    None => None,
+                    Some(b) => Some(decode(&bk, &b)?),
+                };
+                let record = PageRecord {
+                    meta: decode(&k, &v)?,
+                    at,
+                };
+                batch.insert(k, encode(&record));
+                batch.remove(bk);
+            }
+            self.apply(batch)?;
+        }
+        // `B` keys of no page (none are written without one) go too.
+        self.remove_prefix(key::PAGE_BYTES)
+    }
+
+    /// Remove every key starting with `prefix`, a bounded batch at a time (what an upgrade
+    /// leaves of a key kind it retired).
+    fn remove_prefix(&self, prefix: u8) -> Result<(), StoreError> {
+        const KEYS_PER_BATCH: usize = 4096;
+        loop {
+            let mut batch = sled::Batch::default();
+            let mut n = 0;
+            for k in self.tree.scan_prefix([prefix]).keys().take(KEYS_PER_BATCH) {
+                batch.remove(k?);
+                n += 1;
+            }
+            if n == 0 {
+                return Ok(());
+            }
+            self.apply(batch)?;
+        }
     }
 
     /// Schema 3 → 4: each page's DOM and path set move from `d`/`x` · page id to `d`/`x` · site
@@ -1034,12 +957,12 @@ impl Store {
         }
         let mut batch = sled::Batch::default();
         let mut in_batch = 0;
-        for item in self.tree.scan_prefix([key::PAGE_BYTES]) {
+        for item in self.tree.scan_prefix([key::PAGE]) {
             let (k, v) = item?;
-            let r: pages::PageRef = decode(&k, &v)?;
-            if !victims.contains(&r.file) {
+            let mut record: PageRecord = decode(&k, &v)?;
+            let Some(r) = record.at.filter(|r| victims.contains(&r.file)) else {
                 continue;
-            }
+            };
             // Bytes already lost read as absent from the old file or from none.
             let html = self.pages.read(&r, pages::Part::Html).map_err(perr)?;
             let dom = self.pages.read(&r, pages::Part::Dom).map_err(perr)?;
@@ -1047,8 +970,8 @@ impl Store {
             let (Some(html), Some(dom), Some(paths)) = (html, dom, paths) else {
                 continue;
             };
-            let at = self.pages.append(&html, &dom, &paths).map_err(perr)?;
-            batch.insert(k, encode(&at));
+            record.at = Some(self.pages.append(&html, &dom, &paths).map_err(perr)?);
+            batch.insert(k, encode(&record));
             out.pages_moved += 1;
             in_batch += 1;
             if in_batch == MOVES_PER_BATCH {
@@ -1072,7 +995,7 @@ impl Store {
     /// Where page `id`'s HTML and DOM are in the page files (`None`: stored inline before
     /// schema 6, or no such page).
     pub fn page_ref(&self, id: u64) -> Result<Option<pages::PageRef>, StoreError> {
-        self.get(&key::page(key::PAGE_BYTES, id))
+        Ok(self.page_record(id)?.and_then(|r| r.at))
     }
 
     /// One part of page `id`'s bytes as stored: from the page files, or from the inline key

@@ -53,7 +53,16 @@ pub struct OriginRecord {
     pub next_seq: u64,
 }
 
-/// A stored page's metadata (its HTML, DOM and path set live under their own keys).
+/// A stored page under `p` (schema 7): its metadata and where its HTML, DOM and path set are
+/// in the page files (`None`: a page stored inline, before schema 6). Before schema 7 these
+/// were two keys, `p` (the metadata alone) and `B`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PageRecord {
+    pub meta: PageMeta,
+    pub at: Option<super::pages::PageRef>,
+}
+
+/// A stored page's metadata (its HTML, DOM and path set are in the page files).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageMeta {
     /// Final URL (after redirects).

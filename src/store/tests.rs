@@ -906,19 +906,13 @@ fn bytes_by_kind_adds_up_every_record() {
     let s = open(dir.path());
     two_sites(&s, 3);
     let kinds = s.bytes_by_kind().unwrap();
-    let refs = kinds.iter().find(|k| k.prefix == 'B').unwrap();
-    assert_eq!(refs.keys, 3);
-    assert_eq!(refs.key_bytes, 3 * 9);
+    let pages = kinds.iter().find(|k| k.prefix == 'p').unwrap();
+    assert_eq!(pages.keys, 3);
+    assert_eq!(pages.key_bytes, 3 * 9);
     let stored: u64 = (1..=3u64)
-        .map(|i| {
-            s.tree
-                .get(key::page(key::PAGE_BYTES, i))
-                .unwrap()
-                .unwrap()
-                .len() as u64
-        })
+        .map(|i| s.tree.get(key::page(key::PAGE, i)).unwrap().unwrap().len() as u64)
         .sum();
-    assert_eq!(refs.value_bytes, stored);
+    assert_eq!(pages.value_bytes, stored);
     let all: u64 = kinds.iter().map(|k| k.keys).sum();
     assert_eq!(all, s.tree.len() as u64);
 }
@@ -936,7 +930,11 @@ fn as_stored_before_schema_6(s: &Store, site: &str, id: u64) {
     s.tree
         .insert(key::of_site(key::PATHS, site, id), paths)
         .unwrap();
-    s.tree.remove(key::page(key::PAGE_BYTES, id)).unwrap();
+    let mut record = s.page_record(id).unwrap().unwrap();
+    record.at = None;
+    s.tree
+        .insert(key::page(key::PAGE, id), encode(&record))
+        .unwrap();
 }
 
 #[test]
@@ -1138,4 +1136,114 @@ fn store_writes_free_what_sled_deferred() {
         s.commit(c).unwrap();
     }
     assert_eq!(freed.load(Ordering::Relaxed), 5_000);
+}
+
+/// Page `id`'s records as schema 6 kept them: `p` the metadata alone and `B` where its bytes
+/// are; `t` the text alone, `T` its cluster and hash, `F` its model, `b` its byline.
+fn as_stored_in_schema_6(s: &Store, id: u64) {
+    let record = s.page_record(id).unwrap().unwrap();
+    s.tree
+        .insert(key::page(key::PAGE, id), encode(&record.meta))
+        .unwrap();
+    if let Some(at) = record.at {
+        s.tree
+            .insert(key::page(key::PAGE_BYTES, id), encode(&at))
+            .unwrap();
+    }
+    let Some(text) = s.text_value(id).unwrap() else {
+        return;
+    };
+    let mut sum = text.head.cluster.to_be_bytes().to_vec();
+    sum.extend_from_slice(&text.head.hash.to_be_bytes());
+    s.tree
+        .insert(key::page(key::CLEANED, id), text.record_lz4)
+        .unwrap();
+    s.tree.insert(key::page(key::CLEAN_SUM, id), sum).unwrap();
+    if let Some(model) = text.head.model {
+        s.tree
+            .insert(key::page(key::CLEAN_MODEL, id), &model.to_be_bytes()[..])
+            .unwrap();
+    }
+    if let Some(byline) = text.head.byline {
+        s.tree
+            .insert(key::page(key::BYLINE, id), encode(&byline))
+            .unwrap();
+    }
+}
+
+/// Everything the store answers about page `id`.
+fn page_view(s: &Store, site: &str, id: u64) -> impl PartialEq + std::fmt::Debug {
+    (
+        s.page(id).unwrap(),
+        s.page_ref(id).unwrap(),
+        s.html(id).unwrap(),
+        s.path_set(site, id).unwrap(),
+        s.cleaned(id).unwrap(),
+        s.cleaned_sum(id).unwrap(),
+        s.clean_model(id).unwrap(),
+        s.byline(id).unwrap(),
+        s.has_cleaned(id).unwrap(),
+    )
+}
+
+/// A schema 6 store (7.7 keys a page at 1M pages) is upgraded when opened to one `p` and one
+/// `t` value a page: every page reads as before, no retired key is left, and a store whose
+/// upgrade was cut short (some pages done, some not) finishes on the next open.
+#[test]
+fn a_schema_6_store_gets_one_page_value_and_one_text_value_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = |i: u64| if i % 2 == 0 { "a" } else { "b" };
+    let before = {
+        let s = open(dir.path());
+        two_sites(&s, 5);
+        let rec = |i: u64| CleanRecord {
+            cluster: i as u32,
+            text: format!("text of page {i}"),
+            updated_at_ms: i,
+        };
+        s.put_cleaned_many(&(1..=4).map(|i| (i, rec(i))).collect::<Vec<_>>())
+            .unwrap();
+        let byline = BylineRecord {
+            author: Some("A. Writer".into()),
+            published: Some("2026-11-25".into()),
+        };
+        s.put_byline(1, &byline).unwrap();
+        s.put_clean_models(&[1, 2], 77).unwrap();
+        as_stored_before_schema_6(&s, "a", 4);
+        let before: Vec<_> = (1..=5).map(|i| page_view(&s, site(i), i)).collect();
+        // Pages 1-4 as schema 6 kept them; page 5 already upgraded (a cut-short upgrade), and
+        // a fingerprint of page 9, which has no text.
+        for i in 1..=4 {
+            as_stored_in_schema_6(&s, i);
+        }
+        s.tree
+            .insert(key::page(key::CLEAN_MODEL, 9), &7u64.to_be_bytes()[..])
+            .unwrap();
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &6u32.to_be_bytes())
+            .unwrap();
+        s.flush().unwrap();
+        before
+    };
+    let s = open(dir.path());
+    assert_schema_is_current(&s);
+    let after: Vec<_> = (1..=5).map(|i| page_view(&s, site(i), i)).collect();
+    assert_eq!(after, before);
+    assert_eq!(s.clean_model(1).unwrap(), Some(77), "the model kept");
+    assert!(s.byline(1).unwrap().is_some(), "the byline kept");
+    for prefix in [
+        key::PAGE_BYTES,
+        key::CLEAN_SUM,
+        key::CLEAN_MODEL,
+        key::BYLINE,
+    ] {
+        assert_eq!(
+            s.tree.scan_prefix([prefix]).count(),
+            0,
+            "no {:?} key left",
+            prefix as char
+        );
+    }
+    assert_eq!(s.tree.scan_prefix([key::PAGE]).count(), 5);
+    assert_eq!(s.tree.scan_prefix([key::CLEANED]).count(), 4);
 }
