@@ -790,7 +790,8 @@ impl Store {
     /// Schema 6 → 7, pages: each page's `p` (`PageMeta`) and `B` (`PageRef`, absent for a page
     /// stored inline before schema 6) become one `p` value (`PageRecord`), `UPGRADE_PAGES`
     /// pages per atomic batch. A page done reads as a whole `PageRecord` (a `PageMeta` alone
-    /// ends where a `PageRecord` goes on), so an interrupted upgrade skips it at the next open.
+    /// never does: its first byte, the URL's length, is no `Option` tag), so an interrupted
+    /// upgrade skips it at the next open.
     fn upgrade_pages_v6(&self) -> Result<(), StoreError> {
         const UPGRADE_PAGES: usize = 4096;
         let mut pages = self.tree.scan_prefix([key::PAGE]).peekable();
@@ -995,7 +996,11 @@ impl Store {
     /// Where page `id`'s HTML and DOM are in the page files (`None`: stored inline before
     /// schema 6, or no such page).
     pub fn page_ref(&self, id: u64) -> Result<Option<pages::PageRef>, StoreError> {
-        Ok(self.page_record(id)?.and_then(|r| r.at))
+        let k = key::page(key::PAGE, id);
+        match self.tree.get(&k)? {
+            None => Ok(None),
+            Some(v) => Ok(postcard::take_from_bytes(&v).map_err(|e| corrupt(&k, e))?.0),
+        }
     }
 
     /// One part of page `id`'s bytes as stored: from the page files, or from the inline key

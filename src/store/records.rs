@@ -58,8 +58,10 @@ pub struct OriginRecord {
 /// were two keys, `p` (the metadata alone) and `B`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct PageRecord {
-    pub meta: PageMeta,
+    /// First, so that reading it alone (`Store::page_ref`, every DOM and path set read) skips
+    /// the metadata's strings.
     pub at: Option<super::pages::PageRef>,
+    pub meta: PageMeta,
 }
 
 /// A stored page's metadata (its HTML, DOM and path set are in the page files).

@@ -183,36 +183,34 @@ impl Store {
         let mut out = sled::Batch::default();
         let mut had_text = std::collections::HashSet::new();
         for (id, u) in pages {
-            let old = self.text_value(id)?;
-            if old.is_some() {
-                had_text.insert(id);
-            }
-            let (mut value, text) = match old {
-                Some(v) => (v, u.text),
-                None => match u.text {
-                    Some(t) => (
-                        TextValue {
-                            head: TextHead::default(),
-                            record_lz4: Vec::new(),
-                        },
-                        Some(t),
-                    ),
-                    // A byline or fingerprint of a page with no text: nothing to keep it with.
-                    None => continue,
-                },
+            let k = key::page(key::CLEANED, id);
+            let old = self.tree.get(&k)?;
+            let (mut head, old_record): (TextHead, &[u8]) = match &old {
+                Some(v) => {
+                    had_text.insert(id);
+                    postcard::take_from_bytes(v).map_err(|e| corrupt(&k, e))?
+                }
+                // A byline or fingerprint of a page with no text: nothing to keep it with.
+                None if u.text.is_none() => continue,
+                None => (TextHead::default(), &[]),
             };
-            if let Some((cluster, hash, record_lz4)) = text {
-                value.head.cluster = cluster;
-                value.head.hash = hash;
-                value.record_lz4 = record_lz4;
-            }
             if let Some(byline) = u.byline {
-                value.head.byline = byline;
+                head.byline = byline;
             }
             if let Some(model) = u.model {
-                value.head.model = model;
+                head.model = model;
             }
-            out.insert(key::page(key::CLEANED, id), value.encode());
+            let record = match &u.text {
+                Some((cluster, hash, record_lz4)) => {
+                    head.cluster = *cluster;
+                    head.hash = *hash;
+                    record_lz4.as_slice()
+                }
+                None => old_record,
+            };
+            let mut value = encode(&head);
+            value.extend_from_slice(record);
+            out.insert(k, value);
         }
         for (site, ids) in &texts {
             let mut seen = std::collections::HashSet::with_capacity(ids.len());
