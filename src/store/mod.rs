@@ -823,6 +823,17 @@ impl Store {
         self.remove_prefix(key::PAGE_BYTES)
     }
 
+    /// The page ids of every `prefix` · page id key, read in one pass over the keys.
+    fn page_ids(&self, prefix: u8) -> Result<std::collections::HashSet<u64>, StoreError> {
+        let mut ids = std::collections::HashSet::new();
+        for k in self.tree.scan_prefix([prefix]).keys() {
+            if let Ok(b) = <[u8; 8]>::try_from(&k?[1..]) {
+                ids.insert(u64::from_be_bytes(b));
+            }
+        }
+        Ok(ids)
+    }
+
     /// Remove every key starting with `prefix`, a bounded batch at a time (what an upgrade
     /// leaves of a key kind it retired).
     fn remove_prefix(&self, prefix: u8) -> Result<(), StoreError> {

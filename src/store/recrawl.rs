@@ -337,12 +337,6 @@ impl Store {
 
     /// The ids of pages marked gone.
     pub fn gone_ids(&self) -> Result<std::collections::HashSet<u64>, StoreError> {
-        let mut ids = std::collections::HashSet::new();
-        for k in self.tree.scan_prefix([key::GONE]).keys() {
-            if let Ok(b) = <[u8; 8]>::try_from(&k?[1..]) {
-                ids.insert(u64::from_be_bytes(b));
-            }
-        }
-        Ok(ids)
+        self.page_ids(key::GONE)
     }
 }

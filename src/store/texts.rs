@@ -128,11 +128,12 @@ impl Store {
     /// The page's cleaned text, if the template engine has produced it.
     pub fn cleaned(&self, id: u64) -> Result<Option<CleanRecord>, StoreError> {
         let k = key::page(key::CLEANED, id);
-        let Some(value) = self.text_value(id)? else {
+        let Some(v) = self.tree.get(&k)? else {
             return Ok(None);
         };
-        let bytes =
-            lz4_flex::decompress_size_prepended(&value.record_lz4).map_err(|e| corrupt(&k, e))?;
+        let (_, record_lz4): (TextHead, &[u8]) =
+            postcard::take_from_bytes(&v).map_err(|e| corrupt(&k, e))?;
+        let bytes = lz4_flex::decompress_size_prepended(record_lz4).map_err(|e| corrupt(&k, e))?;
         decode(&k, &bytes).map(Some)
     }
 
@@ -140,13 +141,7 @@ impl Store {
     /// the upgrade to schema 5 counts per site, in one sequential scan instead of one lookup
     /// per page.
     pub fn cleaned_ids(&self) -> Result<std::collections::HashSet<u64>, StoreError> {
-        let mut ids = std::collections::HashSet::new();
-        for k in self.tree.scan_prefix([key::CLEANED]).keys() {
-            if let Ok(b) = <[u8; 8]>::try_from(&k?[1..]) {
-                ids.insert(u64::from_be_bytes(b));
-            }
-        }
-        Ok(ids)
+        self.page_ids(key::CLEANED)
     }
 
     /// Whether the page has cleaned text (without decoding it).
