@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::frontier::encode_segment;
 use super::recrawl::{change_key, pending_key, RevisitSlot};
 use super::seen::SeenBatch;
+use super::site_index::SiteIndexBatch;
 use super::{
     encode, key, ChangeRecord, Consumed, ErrorKind, ErrorRecord, GoneRecord, OriginRecord,
     PageMeta, PageRecord, PendingChange, QueueEntry, Store, StoreError, SEGMENT_ENTRIES,
@@ -234,12 +235,7 @@ impl Store {
     /// before the commit, holding its own lock across both, so its revisit records and the
     /// store's verdicts agree.
     pub fn twin_of(&self, page: &NewPage) -> Result<Option<u64>, StoreError> {
-        let key = key::content(&page.meta.site, page.content);
-        let twin = match self.tree.get(&key)? {
-            Some(v) => <[u8; 8]>::try_from(v.as_ref()).ok().map(u64::from_be_bytes),
-            None => None,
-        };
-        Ok(twin.filter(|&t| t != page.id))
+        SiteIndexBatch::default().twin(&self.tree, &page.meta.site, page.content, page.id)
     }
 
     /// Apply `commit`: atomically when it discovers at most [`DISCOVER_BATCH`] URLs. Beyond that,
@@ -383,11 +379,15 @@ impl Store {
             }
         }
         let mut site_update = None;
+        // The site indexes' buckets this commit changes (a replaced page and a new page of one
+        // site may share one).
+        let mut index = SiteIndexBatch::default();
         if let Some((page, old_content)) = &commit.replacement {
-            site_update = Some(self.replace_page(&reg, &mut batch, page, *old_content)?);
+            site_update =
+                Some(self.replace_page(&reg, &mut batch, &mut index, page, *old_content)?);
         }
         if let Some(page) = &commit.page {
-            if let Some(twin) = self.twin_of(page)? {
+            if let Some(twin) = index.twin(&self.tree, &page.meta.site, page.content, page.id)? {
                 let rec = ErrorRecord {
                     kind: ErrorKind::Duplicate,
                     message: format!("same content as page {twin:016x}"),
@@ -400,8 +400,9 @@ impl Store {
                 );
                 outcome.duplicate_of = Some(twin);
             } else if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
-                self.put_page_records(&mut batch, page)?;
                 let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
+                self.put_page_records(&mut batch, &mut index, counters.pages, page)?;
+                index.add_page(&self.tree, &page.meta.site, counters.pages, page.id)?;
                 counters.pages += 1;
                 counters.bytes += page.meta.body_bytes;
                 batch.insert(
@@ -412,6 +413,7 @@ impl Store {
                 outcome.page_stored = true;
             }
         }
+        index.write(&mut batch);
         for rec in &touched {
             batch.insert(key::bytes(key::ORIGIN, rec.key.as_bytes()), encode(rec));
         }
@@ -437,6 +439,7 @@ impl Store {
         &self,
         reg: &super::Registry,
         batch: &mut sled::Batch,
+        index: &mut SiteIndexBatch,
         page: &NewPage,
         old_content: u64,
     ) -> Result<(String, super::SiteCounters), StoreError> {
@@ -456,29 +459,26 @@ impl Store {
             },
         };
         batch.insert(pending_key(site, page.id), encode(&pending));
-        let old_key = key::content(site, old_content);
-        let owner = self.tree.get(&old_key)?;
-        if owner.as_deref() == Some(&page.id.to_be_bytes()[..]) {
-            batch.remove(old_key);
-        }
+        index.remove_body(&self.tree, site, old_content, page.id)?;
         if let Some(old) = self.page_ref(page.id)? {
             let dead = self.dead_bytes(old.file)? + old.len();
             batch.insert(key::page_file(old.file), &dead.to_be_bytes()[..]);
         }
-        self.put_page_records(batch, page)?;
+        let mut counters = reg.sites.get(site).cloned().unwrap_or_default();
+        self.put_page_records(batch, index, counters.pages, page)?;
         self.uncertify(batch, page.id)?;
         // A page stored before schema 6 had its bytes inline.
         batch.remove(key::page(key::HTML, page.id));
         batch.remove(key::of_site(key::DOM, site, page.id));
         batch.remove(key::of_site(key::PATHS, site, page.id));
         batch.remove(key::page(key::GONE, page.id));
-        let mut counters = reg.sites.get(site).cloned().unwrap_or_default();
         match old_meta {
             Some(old) => {
                 counters.bytes =
                     counters.bytes.saturating_sub(old.body_bytes) + page.meta.body_bytes;
             }
             None => {
+                index.add_page(&self.tree, site, counters.pages, page.id)?;
                 counters.pages += 1;
                 counters.bytes += page.meta.body_bytes;
             }
@@ -489,23 +489,29 @@ impl Store {
 }
 
 impl Store {
-    /// The batch entries of a stored page's own records (new, or replacing the old ones):
-    /// content key, metadata, where its HTML, DOM and path set are (appended to the page files
-    /// now, before the batch that refers to them) and site listing (a replaced page's text
-    /// loses its model fingerprint too, `replace_page`).
-    fn put_page_records(&self, batch: &mut sled::Batch, page: &NewPage) -> Result<(), StoreError> {
+    /// The batch entries of a stored page's own records (new, or replacing the old ones): its
+    /// body hash in the site's index (`pages`: the site's page count), metadata, and where its
+    /// HTML, DOM and path set are (appended to the page files now, before the batch that refers
+    /// to them). A new page is added to its site's pages by the caller; a replaced page's text
+    /// loses its model fingerprint too (`replace_page`).
+    fn put_page_records(
+        &self,
+        batch: &mut sled::Batch,
+        index: &mut SiteIndexBatch,
+        pages: u64,
+        page: &NewPage,
+    ) -> Result<(), StoreError> {
         let site = &page.meta.site;
         let at = self
             .pages
             .append(&page.html_lz4, &page.dom_lz4, &page.paths)
             .map_err(|e| self.page_file_error(e))?;
-        batch.insert(key::content(site, page.content), &page.id.to_be_bytes()[..]);
+        index.set_body(&self.tree, site, pages, page.content, page.id)?;
         let record = PageRecord {
             meta: page.meta.clone(),
             at: Some(at),
         };
         batch.insert(key::page(key::PAGE, page.id), encode(&record));
-        batch.insert(key::site_page(site, page.id), &[][..]);
         Ok(())
     }
 }

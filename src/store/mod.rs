@@ -34,14 +34,14 @@
 //! | `h` page id                     | raw HTML, lz4 (before schema 6; read, never written) |
 //! | `d` site · 0x00 · page id       | `Dom` bytes, lz4 (likewise)   |
 //! | `x` site · 0x00 · page id       | path set, u64 little-endian (likewise) |
-//! | `S` site · 0x00 · page id       | `()` — pages of a site        |
+//! | `S` site · 0x00 · level u8 · bucket u16 | page ids u64, sorted — a site's pages (`site_index.rs`) |
 //! | `n` site                        | `SiteCounters`                |
 //! | `N` site                        | `SiteStatus`: pages with text, clusters |
 //! | `e` URL                         | `ErrorRecord`                 |
 //! | `r` origin key                  | robots cache (crawl's type)   |
 //! | `c` site                        | clustering state (template's) |
 //! | `k` site                        | `SiteClusters` (latest)       |
-//! | `D` site · 0x00 · body xxh3     | page id with that body        |
+//! | `D` site · 0x00 · level u8 · bucket u16 | (body xxh3, page id) u64 pairs, sorted by hash (`site_index.rs`) |
 //! | `t` page id                     | `TextHead` (cluster, xxh3 of the text, model, byline) · `CleanRecord` lz4 (`texts.rs`) |
 //! | `T`, `F`, `b` page id           | text sum, model, byline (before schema 7; read only by the upgrade) |
 //! | `v` origin u32 · class u8 · fetched ms u64 · page id | `QueueEntry` (revisit queue) |
@@ -57,6 +57,7 @@ pub mod pages;
 pub mod records;
 pub mod recrawl;
 mod seen;
+mod site_index;
 mod texts;
 
 use std::collections::HashMap;
@@ -72,14 +73,15 @@ pub use records::*;
 pub use recrawl::{class, EraUpdate, RevisitSlot};
 pub use texts::CleanBatch;
 
-/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 6, which it
+/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 7, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
 /// of URL hashes, `seen.rs`; 4: DOMs and path sets keyed by site, `upgrade_site_keys_v3`; 5: a
 /// `SiteStatus` per site, `upgrade_site_status_v4`; 6: new pages' HTML, DOM and path set in
 /// page files, `pages.rs` — nothing to upgrade: older pages' inline values are read as before;
 /// 7: a page's metadata and page reference in one value, `upgrade_pages_v6`, and its text,
-/// text sum, byline and model in one, `texts.rs`).
-pub const SCHEMA_VERSION: u32 = 7;
+/// text sum, byline and model in one, `texts.rs`; 8: a site's pages and body hashes in buckets,
+/// `site_index.rs`).
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -198,17 +200,6 @@ pub(crate) mod key {
 
     pub fn page_file(id: u32) -> Vec<u8> {
         bytes(PAGE_FILE, &id.to_be_bytes())
-    }
-
-    pub fn content(site: &str, hash: u64) -> Vec<u8> {
-        let mut k = bytes(CONTENT, site.as_bytes());
-        k.push(0);
-        k.extend_from_slice(&hash.to_be_bytes());
-        k
-    }
-
-    pub fn site_page(site: &str, id: u64) -> Vec<u8> {
-        of_site(SITE_PAGE, site, id)
     }
 
     /// `prefix` · site · 0x00 · page id: a site's records next to each other, so that reading
@@ -396,6 +387,9 @@ impl Store {
             if found <= 6 {
                 store.upgrade_pages_v6()?;
                 store.upgrade_texts_v6()?;
+            }
+            if found <= 7 {
+                store.upgrade_site_index_v7()?;
             }
             if found == 1 {
                 store.upgrade_queue_v1()?;
@@ -648,21 +642,6 @@ impl Store {
                 .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
                 .collect()
         }))
-    }
-
-    /// Page ids of `site`, ascending.
-    pub fn site_pages(&self, site: &str) -> Result<Vec<u64>, StoreError> {
-        let mut prefix = key::bytes(key::SITE_PAGE, site.as_bytes());
-        prefix.push(0);
-        let mut out = Vec::new();
-        for k in self.tree.scan_prefix(&prefix).keys() {
-            let k = k?;
-            let id = &k[prefix.len()..];
-            if let Ok(b) = <[u8; 8]>::try_from(id) {
-                out.push(u64::from_be_bytes(b));
-            }
-        }
-        Ok(out)
     }
 
     /// Sites with their counters, by name.

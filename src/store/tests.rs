@@ -1247,3 +1247,144 @@ fn a_schema_6_store_gets_one_page_value_and_one_text_value_a_page() {
     assert_eq!(s.tree.scan_prefix([key::PAGE]).count(), 5);
     assert_eq!(s.tree.scan_prefix([key::CLEANED]).count(), 4);
 }
+
+/// A schema 7 store (a site's pages and body hashes one key a page each) is upgraded when
+/// opened to buckets: every site lists the same pages, every body finds the same page, no
+/// schema 7 key is left, and a store whose upgrade was cut short (some entries already in
+/// buckets) finishes on the next open.
+#[test]
+fn a_schema_7_store_gets_its_site_pages_and_body_hashes_in_buckets() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    fn body(i: u64) -> String {
+        format!("<p>page {i}</p>")
+    }
+    fn twin_query_hash(i: u64) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(body(i).as_bytes())
+    }
+    let site = |i: u64| if i % 2 == 0 { "a" } else { "b" };
+    // A page of another URL with page `i`'s body: `twin_of` names page `i`.
+    let twin_query = |i: u64| {
+        let dom = parse_html(&body(i)).dom;
+        NewPage::new(
+            1000 + i,
+            meta(&format!("http://{}/copy-{i}", site(i)), site(i)),
+            body(i).as_bytes(),
+            &dom,
+            &dom.path_set(),
+        )
+    };
+    let buckets = |s: &Store| {
+        [key::SITE_PAGE, key::CONTENT]
+            .map(|p| s.tree.scan_prefix([p]).count())
+            .to_vec()
+    };
+    // One bucket per site and top byte (of the page id for `S`, the body hash for `D`).
+    let expected: Vec<usize> = [|i: u64| i >> 56, |i: u64| twin_query_hash(i) >> 56]
+        .iter()
+        .map(|top| {
+            (1..=n)
+                .map(|i| (site(i), top(i)))
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        })
+        .collect();
+    let (pages_before, twins_before) = {
+        let s = open(dir.path());
+        two_sites(&s, n);
+        let pages_before = [s.site_pages("a").unwrap(), s.site_pages("b").unwrap()];
+        let twins: Vec<_> = (1..=n)
+            .map(|i| s.twin_of(&twin_query(i)).unwrap())
+            .collect();
+        assert!(twins
+            .iter()
+            .enumerate()
+            .all(|(i, t)| *t == Some(i as u64 + 1)));
+        assert_eq!(buckets(&s), expected);
+        assert_eq!(expected[0], 2, "60 small ids: one bucket a site");
+        // Back to schema 7's keys, except pages past n / 2 (a cut-short upgrade moved them).
+        for prefix in [key::SITE_PAGE, key::CONTENT] {
+            for k in s.tree.scan_prefix([prefix]).keys() {
+                s.tree.remove(k.unwrap()).unwrap();
+            }
+        }
+        let mut index = super::site_index::SiteIndexBatch::default();
+        for i in 1..=n {
+            let content = twin_query(i).content_hash();
+            if i > n / 2 {
+                index.add_page(&s.tree, site(i), 0, i).unwrap();
+                index.set_body(&s.tree, site(i), 0, content, i).unwrap();
+            } else {
+                s.tree
+                    .insert(key::of_site(key::SITE_PAGE, site(i), i), &[][..])
+                    .unwrap();
+                s.tree
+                    .insert(
+                        key::of_site(key::CONTENT, site(i), content),
+                        &i.to_be_bytes(),
+                    )
+                    .unwrap();
+            }
+        }
+        let mut batch = sled::Batch::default();
+        index.write(&mut batch);
+        s.tree.apply_batch(batch).unwrap();
+        s.tree
+            .insert(key::bytes(key::META, b"schema"), &7u32.to_be_bytes())
+            .unwrap();
+        s.flush().unwrap();
+        (pages_before, twins)
+    };
+    let s = open(dir.path());
+    assert_schema_is_current(&s);
+    assert_eq!(
+        [s.site_pages("a").unwrap(), s.site_pages("b").unwrap()],
+        pages_before
+    );
+    let twins: Vec<_> = (1..=n)
+        .map(|i| s.twin_of(&twin_query(i)).unwrap())
+        .collect();
+    assert_eq!(twins, twins_before);
+    for prefix in [key::SITE_PAGE, key::CONTENT] {
+        let left = s
+            .tree
+            .scan_prefix([prefix])
+            .keys()
+            .filter(|k| k.as_ref().unwrap().len() == 1 + 1 + 1 + 8)
+            .count();
+        assert_eq!(left, 0, "no {:?} key of schema 7 left", prefix as char);
+    }
+    assert_eq!(buckets(&s), expected);
+}
+
+/// A recrawl that replaces a page's body moves its body hash in the site's index in the same
+/// commit as a new page of the same body: the new page is the replaced page's twin, and the old
+/// body belongs to no page.
+#[test]
+fn a_replaced_body_and_a_new_twin_in_one_commit_share_the_sites_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    two_sites(&s, 4);
+    let page = |id: u64, url: &str, html: &str| {
+        let dom = parse_html(html).dom;
+        NewPage::new(id, meta(url, "a"), html.as_bytes(), &dom, &dom.path_set())
+    };
+    let old = page(2, "http://a/2", "<p>page 2</p>");
+    let new = page(2, "http://a/2", "<p>page 2, new</p>");
+    let mut c = Commit::new();
+    c.replace(new, old.content_hash())
+        .page(page(77, "http://a/77", "<p>page 2, new</p>"));
+    let out = s.commit(c).unwrap();
+    assert_eq!(
+        out.duplicate_of,
+        Some(2),
+        "the replaced body, seen in the same commit"
+    );
+    assert!(!out.page_stored);
+    assert_eq!(
+        s.twin_of(&page(78, "http://a/78", "<p>page 2</p>"))
+            .unwrap(),
+        None
+    );
+    assert_eq!(s.site_pages("a").unwrap(), vec![2, 4]);
+}
