@@ -14,6 +14,7 @@ use super::output::{Output, OutputError};
 use crate::crawl::url::without_credentials;
 use crate::detect::{self, Detector};
 use crate::dom::Dom;
+use crate::store::pages::PageRef;
 use crate::store::{
     now_ms, CleanBatch, ClusterSummary, EraUpdate, RecrawlRun, SiteClusters, Store, StoreError,
 };
@@ -328,7 +329,22 @@ impl SiteLearner<'_> {
         state: &mut SiteState,
         old: &BTreeSet<u64>,
     ) -> Result<Pass, LearnError> {
-        let (ids, sets) = self.site_records(site, Store::path_set, old)?;
+        // Each page's `p` record read once: its reference then reads the path set now and
+        // the DOM later, and clustering takes the path sets from memory (every `p` read pulls
+        // a leaf of the whole tree into sled's cache; issue 11).
+        let (ids, records) = self.site_records(
+            site,
+            |store, site, id| {
+                let at = store.page_ref(id)?;
+                Ok(store.path_set_at(site, id, at.as_ref())?.map(|p| (at, p)))
+            },
+            old,
+        )?;
+        let (refs, sets): (Vec<Option<PageRef>>, Vec<Vec<u64>>) = records.into_iter().unzip();
+        let mut in_memory = |id: u64| match ids.binary_search(&id) {
+            Ok(i) => sets[i].clone(),
+            Err(_) => self.paths_of(site)(id),
+        };
         self.load_state(site, state)?;
         let mut hc = state.clusters.take().expect("invariant: loaded above");
         let mut paths = self.paths_of(site);
@@ -348,13 +364,13 @@ impl SiteLearner<'_> {
             .map(|(&id, p)| (id, p.clone()))
             .collect();
         if !missing.is_empty() {
-            hc.add_pages(&missing, self.paths_of(site));
+            hc.add_pages(&missing, &mut in_memory);
         }
         drop(missing);
         // The support `clean` computes from the pages as they are now (a recrawl may have
         // replaced some since they were added): the same support, the same partition.
         hc.reset_support(support::Support::from_pages(sets.iter().map(Vec::as_slice)));
-        hc.recluster(self.paths_of(site));
+        hc.recluster(&mut in_memory);
         let index: HashMap<u64, u32> = ids
             .iter()
             .enumerate()
@@ -378,8 +394,9 @@ impl SiteLearner<'_> {
                 .collect();
             members.sort_unstable();
             if members.len() > engine::LEARN_SAMPLE {
-                let summary =
-                    self.stream_cluster(site, label, &members, &ids, &essential, &keys, &mut pass)?;
+                let summary = self.stream_cluster(
+                    site, label, &members, &ids, &refs, &essential, &keys, &mut pass,
+                )?;
                 pass.clusters.push(summary);
                 continue;
             }
@@ -405,7 +422,8 @@ impl SiteLearner<'_> {
             let mut doms = Vec::with_capacity(members.len());
             let mut kept = Vec::with_capacity(members.len());
             for &m in &members {
-                if let Some(d) = self.store.dom(site, ids[m as usize])? {
+                let m_at = refs[m as usize].as_ref();
+                if let Some(d) = self.store.dom_at(site, ids[m as usize], m_at)? {
                     doms.push(d);
                     kept.push(m);
                 }
@@ -458,6 +476,7 @@ impl SiteLearner<'_> {
         label: ClusterId,
         members: &[u32],
         ids: &[u64],
+        refs: &[Option<PageRef>],
         essential: &[Vec<u64>],
         keys: &[u64],
         pass: &mut Pass,
@@ -498,17 +517,18 @@ impl SiteLearner<'_> {
         let mut sample = Vec::new();
         let mut sample_ids = Vec::new();
         for &k in &chosen {
-            let id = ids[members[k] as usize];
-            if let Some(d) = self.store.dom(site, id)? {
+            let m = members[k] as usize;
+            let id = ids[m];
+            if let Some(d) = self.store.dom_at(site, id, refs[m].as_ref())? {
                 sample.push(d);
                 sample_ids.push(id);
             }
         }
         let whole_sample = sample_ids.len() == chosen.len();
-        let refs: Vec<&Dom> = sample.iter().collect();
+        let sample_doms: Vec<&Dom> = sample.iter().collect();
         // The sample's own texts come with its learning, as in `engine::clean_cluster`.
-        let (model, sample_cleaned) = ClusterModel::learn_and_clean_pages(&refs, &template);
-        drop(refs);
+        let (model, sample_cleaned) = ClusterModel::learn_and_clean_pages(&sample_doms, &template);
+        drop(sample_doms);
         drop(sample);
         pass.cleaned += sample_ids.len() as u64;
         let mut kept: Vec<u64> = Vec::with_capacity(members.len());
@@ -535,7 +555,7 @@ impl SiteLearner<'_> {
                     pass.reused += 1;
                     continue;
                 }
-                if let Some(dom) = self.store.dom(site, id)? {
+                if let Some(dom) = self.store.dom_at(site, id, refs[m as usize].as_ref())? {
                     let page = model.clean_page(&dom);
                     pass.cleaned += 1;
                     pass.written += u64::from(self.write(&mut batch, site, id, label, page)?);

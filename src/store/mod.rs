@@ -625,18 +625,42 @@ impl Store {
 
     /// The parsed page (`site`: the page's, `PageMeta::site`).
     pub fn dom(&self, site: &str, id: u64) -> Result<Option<crate::dom::Dom>, StoreError> {
+        self.dom_at(site, id, self.page_ref(id)?.as_ref())
+    }
+
+    /// [`Store::dom`] through `at`, the page's reference as [`Store::page_ref`] gave it (`None`:
+    /// a page stored inline before schema 6). A caller that reads many pages of a site more
+    /// than once (the end-of-crawl pass) reads each page's `p` record once: every `p` read
+    /// pulls a leaf of the whole tree into sled's cache.
+    pub fn dom_at(
+        &self,
+        site: &str,
+        id: u64,
+        at: Option<&pages::PageRef>,
+    ) -> Result<Option<crate::dom::Dom>, StoreError> {
         let k = key::of_site(key::DOM, site, id);
-        match self.page_bytes(id, pages::Part::Dom, &k)? {
-            None => Ok(None),
-            Some(bytes) => crate::dom::Dom::from_bytes(&bytes)
-                .map(Some)
-                .map_err(|e| corrupt(&k, e)),
-        }
+        let bytes = match self.part_at(at, pages::Part::Dom, &k)? {
+            None => return Ok(None),
+            Some(v) => lz4_flex::decompress_size_prepended(&v).map_err(|e| corrupt(&k, e))?,
+        };
+        crate::dom::Dom::from_bytes(&bytes)
+            .map(Some)
+            .map_err(|e| corrupt(&k, e))
     }
 
     /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
     pub fn path_set(&self, site: &str, id: u64) -> Result<Option<Vec<u64>>, StoreError> {
-        let bytes = self.page_part(id, pages::Part::Paths, &key::of_site(key::PATHS, site, id))?;
+        self.path_set_at(site, id, self.page_ref(id)?.as_ref())
+    }
+
+    /// [`Store::path_set`] through `at`, as [`Store::dom_at`].
+    pub fn path_set_at(
+        &self,
+        site: &str,
+        id: u64,
+        at: Option<&pages::PageRef>,
+    ) -> Result<Option<Vec<u64>>, StoreError> {
+        let bytes = self.part_at(at, pages::Part::Paths, &key::of_site(key::PATHS, site, id))?;
         Ok(bytes.map(|v| {
             v.chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
@@ -1001,10 +1025,20 @@ impl Store {
         part: pages::Part,
         inline: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.page_ref(id)? {
+        self.part_at(self.page_ref(id)?.as_ref(), part, inline)
+    }
+
+    /// [`Store::page_part`] through the page's reference `at`.
+    fn part_at(
+        &self,
+        at: Option<&pages::PageRef>,
+        part: pages::Part,
+        inline: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        match at {
             Some(r) => self
                 .pages
-                .read(&r, part)
+                .read(r, part)
                 .map_err(|e| self.page_file_error(e)),
             None => Ok(self.tree.get(inline)?.map(|v| v.to_vec())),
         }
