@@ -243,9 +243,19 @@ fn run(
             .max_by_key(|(_, p)| p.pages.len())
             .map(|(s, _)| s.clone());
         if let Some(site) = due {
-            let p = pending
+            let mut p = pending
                 .remove(&site)
                 .expect("invariant: chosen from pending");
+            if p.pages.len() > site::STEP_PAGES {
+                let rest = p.pages.split_off(site::STEP_PAGES);
+                pending.insert(
+                    site.clone(),
+                    Pending {
+                        pages: rest,
+                        since: p.since,
+                    },
+                );
+            }
             let state = states.entry(site.clone()).or_default();
             let started = Instant::now();
             let result = learner.step(&site, state, &p.pages);
@@ -493,6 +503,31 @@ mod tests {
             Arc::new(CrawlStats::default()),
         );
         (dir, store, learner)
+    }
+
+    /// Issue 11: after a resume of the 1M crawl every site had thousands of unclustered pages
+    /// pending, and one step over them all was the crawl's peak while fetching.
+    #[test]
+    fn after_a_resume_a_step_takes_at_most_step_pages_of_a_sites_pending_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.crawl.out_dir = dir.path().join("out");
+        config.template.learn_cpu_share = 1.0;
+        let store = Arc::new(Store::open(&dir.path().join("data"), 8 << 20).unwrap());
+        let pages = site::STEP_PAGES as u64 + 76;
+        for n in 0..pages {
+            store_page(&store, "resumed.example", n);
+        }
+        let stats = Arc::new(CrawlStats::default());
+        // Every page is unclustered when the learner starts, as after a resume.
+        let learner = Learner::spawn(Arc::new(config), store, stats.clone());
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while stats.cleaned.load(Relaxed) < pages && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(stats.cleaned.load(Relaxed), pages, "every page clustered");
+        let summary = learner.stop();
+        assert_eq!(summary.steps, 2, "{summary:?}");
     }
 
     #[test]

@@ -47,6 +47,16 @@ pub const SAVE_GROWTH_PERCENT: u64 = 25;
 /// the next run finds those pages unclustered and adds them again.
 pub const SAVE_INTERVAL: Duration = Duration::from_secs(60);
 
+/// New pages one incremental step takes at most; the rest wait for the site's next step. After
+/// a resume every site has all its unclustered pages pending at once (thousands a site at 1M
+/// pages), and one step over them all held their path sets, texts and one write batch of them
+/// together: the 1M crawl's peaks while fetching (issue 11; docs/benchmarks.md, "Schema 8").
+pub const STEP_PAGES: usize = 1024;
+
+/// Texts a step writes per store batch (as the end-of-crawl pass does per `LEARN_SAMPLE`
+/// pages), not one batch for all it cleaned.
+const STEP_BATCH: usize = engine::LEARN_SAMPLE;
+
 /// What the learner keeps in memory per site between steps.
 #[derive(Default)]
 pub struct SiteState {
@@ -260,6 +270,9 @@ impl SiteLearner<'_> {
                     let page = model.clean_page(&dom);
                     written += u64::from(self.write(&mut batch, site, id, c, page)?);
                     cleaned.push(id);
+                    if cleaned.len() % STEP_BATCH == 0 {
+                        self.store.put_clean_batch(std::mem::take(&mut batch))?;
+                    }
                 }
             }
         }
