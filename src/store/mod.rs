@@ -620,7 +620,11 @@ impl Store {
 
     /// Raw HTML as fetched.
     pub fn html(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        self.page_bytes(id, pages::Part::Html, &key::page(key::HTML, id))
+        self.lz4_part_at(
+            self.page_ref(id)?.as_ref(),
+            pages::Part::Html,
+            &key::page(key::HTML, id),
+        )
     }
 
     /// The parsed page (`site`: the page's, `PageMeta::site`).
@@ -639,13 +643,12 @@ impl Store {
         at: Option<&pages::PageRef>,
     ) -> Result<Option<crate::dom::Dom>, StoreError> {
         let k = key::of_site(key::DOM, site, id);
-        let bytes = match self.part_at(at, pages::Part::Dom, &k)? {
-            None => return Ok(None),
-            Some(v) => lz4_flex::decompress_size_prepended(&v).map_err(|e| corrupt(&k, e))?,
-        };
-        crate::dom::Dom::from_bytes(&bytes)
-            .map(Some)
-            .map_err(|e| corrupt(&k, e))
+        match self.lz4_part_at(at, pages::Part::Dom, &k)? {
+            None => Ok(None),
+            Some(bytes) => crate::dom::Dom::from_bytes(&bytes)
+                .map(Some)
+                .map_err(|e| corrupt(&k, e)),
+        }
     }
 
     /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
@@ -1017,18 +1020,9 @@ impl Store {
         }
     }
 
-    /// One part of page `id`'s bytes as stored: from the page files, or from the inline key
-    /// `inline` of a page stored before schema 6.
-    fn page_part(
-        &self,
-        id: u64,
-        part: pages::Part,
-        inline: &[u8],
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.part_at(self.page_ref(id)?.as_ref(), part, inline)
-    }
-
-    /// [`Store::page_part`] through the page's reference `at`.
+    /// One part of a page's bytes as stored, through its reference `at` ([`Store::page_ref`]):
+    /// from the page files, or (`None`) from the inline key `inline` of a page stored before
+    /// schema 6.
     fn part_at(
         &self,
         at: Option<&pages::PageRef>,
@@ -1044,14 +1038,14 @@ impl Store {
         }
     }
 
-    /// [`Store::page_part`] of an lz4 part (the HTML, the DOM), decompressed.
-    fn page_bytes(
+    /// [`Store::part_at`] of an lz4 part (the HTML, the DOM), decompressed.
+    fn lz4_part_at(
         &self,
-        id: u64,
+        at: Option<&pages::PageRef>,
         part: pages::Part,
         inline: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.page_part(id, part, inline)? {
+        match self.part_at(at, part, inline)? {
             None => Ok(None),
             Some(v) => lz4_flex::decompress_size_prepended(&v)
                 .map(Some)

@@ -176,7 +176,10 @@ impl SiteIndexBatch {
         Ok(())
     }
 
-    /// Add page `id` to its site's pages (`pages`: the site's page count before it).
+    /// Add page `id` to its site's pages (`pages`: the site's page count before it). Only for a
+    /// page with no `p` record (its `S` entry is written in the same batch as that record), so
+    /// no other level holds it and only its bucket at the current level is read: no lookup
+    /// over the levels on the commit's path. Adding it twice at that level changes nothing.
     pub fn add_page(
         &mut self,
         tree: &sled::Tree,
@@ -184,7 +187,13 @@ impl SiteIndexBatch {
         pages: u64,
         id: u64,
     ) -> Result<(), StoreError> {
-        self.set(tree, Kind::Pages, site, pages, id, 0)
+        let k = bucket_key(Kind::Pages, site, level(pages), id);
+        let b = self.bucket(tree, Kind::Pages, k)?;
+        if let Err(i) = b.entries.binary_search_by_key(&id, |e| e.0) {
+            b.entries.insert(i, (id, 0));
+            b.dirty = true;
+        }
+        Ok(())
     }
 
     /// The page of `site` whose body hashes to `hash`.
