@@ -370,11 +370,13 @@ impl SiteLearner<'_> {
             hc.remove_pages(&leaving, self.paths_of(site));
         }
         drop(leaving);
-        let missing: Vec<(u64, Vec<u64>)> = ids
+        // Borrowed, not cloned: after a crawl nearly every page is missing, and a copy of the
+        // site's path sets was a third of the pass's working set (issue 11).
+        let missing: Vec<(u64, &[u64])> = ids
             .iter()
             .zip(&sets)
             .filter(|(&id, _)| hc.cluster_of(id).is_none())
-            .map(|(&id, p)| (id, p.clone()))
+            .map(|(&id, p)| (id, p.as_slice()))
             .collect();
         if !missing.is_empty() {
             hc.add_pages(&missing, &mut in_memory);
@@ -389,9 +391,13 @@ impl SiteLearner<'_> {
             .enumerate()
             .map(|(i, &id)| (id, i as u32))
             .collect();
-        let essential: Vec<Vec<u64>> = sets.iter().map(|s| hc.support().essential(s)).collect();
         let keys: Vec<u64> = sets.iter().map(|s| engine::sample_key(s)).collect();
-        drop(sets);
+        // Each path set gives way to its essential set as that is made, so the two are never
+        // both held whole.
+        let essential: Vec<Vec<u64>> = sets
+            .into_iter()
+            .map(|s| hc.support().essential(&s))
+            .collect();
         let mut labels: Vec<ClusterId> = hc.clusters().collect();
         labels.sort_unstable();
         let mut pass = Pass {

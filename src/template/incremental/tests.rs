@@ -192,3 +192,11 @@ fn pages_to_clean_covers_moved_pages_and_retemplated_clusters() {
     let members = h.members(ch.retemplated[0]).expect("cluster").to_vec();
     assert_eq!(h.pages_to_clean(&ch), members);
 }
+
+#[test]
+fn path_counts_are_sorted_by_path_with_each_sets_share_and_the_total() {
+    let sets: Vec<&[u64]> = vec![&[1, 5, 9], &[5, 9], &[9, 2], &[]];
+    let (counts, total) = count_paths(&sets);
+    assert_eq!(counts, vec![(1, 1), (2, 1), (5, 2), (9, 3)]);
+    assert_eq!(total, 7);
+}
