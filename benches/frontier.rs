@@ -4,9 +4,10 @@
 //!   cargo bench --bench frontier -- [--urls 1000000] [--origins 1000] [--cache-mb N]
 //!
 //! The goal: RSS after queueing 1,000,000 URLs stays under 300 MB (queues live in sled).
-//! The process runs as the crawl does: glibc's arenas capped and freed heap given back every
-//! few seconds (`thresher::memory`), sled's cache the configured default unless `--cache-mb`.
-//! Without the cap, glibc's default arenas alone took this figure from ~105 to ~390 MB.
+//! The process runs as the crawl does: the binary's allocator (jemalloc with its options,
+//! `thresher::memory::jemalloc`) and freed heap given back every few seconds, sled's cache the
+//! configured default unless `--cache-mb`. (With glibc, its default arenas alone took this
+//! figure from ~105 to ~390 MB; capped, ~105.)
 
 use std::time::Instant;
 
@@ -33,9 +34,14 @@ fn status_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[export_name = "_rjem_malloc_conf"]
+static JEMALLOC_CONF: &[u8; 60] = memory::jemalloc::CONF;
+
 fn main() {
-    memory::cap_arenas();
-    memory::enable_release();
+    memory::enable_release(memory::jemalloc::purge);
     let urls = arg("--urls", 1_000_000);
     let origins = arg("--origins", 1000);
     let cache = match arg("--cache-mb", 0) {

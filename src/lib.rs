@@ -11,7 +11,7 @@
 //! - `detect`: every template detector behind `--detector` (TEXT and the literature's baselines).
 //! - `eval`: score.py's token metric and dataset layout, for `thresher eval`.
 //! - `output`: files under an output directory: site key → directory name, atomic writes.
-//! - `memory`: giving the heap freed by work on a huge page back to the OS (`malloc_trim`).
+//! - `memory`: giving the heap freed by work on a huge page back to the OS (the binary's jemalloc).
 //! - `pool`: the one worker pool (`parallel_map`: scoped threads, results in input order).
 //! - `warc`: reading saved crawls (WARC records and the HTTP responses in them) for `clean`, and
 //!   writing records and rotating files for the crawl's WARC archive (`crawl::archive`).

@@ -10,6 +10,13 @@ use thresher::cmd;
 use thresher::progress::{LogWriter, Mode, Progress};
 use tokio_util::sync::CancellationToken;
 
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc reads its options from this symbol (`memory::jemalloc::CONF` says which and why).
+#[export_name = "_rjem_malloc_conf"]
+static JEMALLOC_CONF: &[u8; 60] = thresher::memory::jemalloc::CONF;
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // A panic inside sled while a store opens is caught and reported as a damaged store, with
@@ -37,14 +44,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let shutdown = CancellationToken::new();
             stop_on_signals(shutdown.clone());
             // Huge pages' freed heap goes back to the OS after them (issue 10: peak RSS).
-            thresher::memory::enable_release();
-            // Before the runtime's threads start: fewer glibc arenas (flat memory).
-            thresher::memory::cap_arenas();
+            thresher::memory::enable_release(thresher::memory::jemalloc::purge);
             cmd::crawl::run(&args, shutdown, progress).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => {
-            cmd::tune_allocator_for_batch();
             return Ok(cmd::clean::run(&args).context("clean failed")?.exit_code());
         }
         Command::Export(args) => {
@@ -68,10 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             // `thresher man | head`: a closed pipe is the reader's choice.
             let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), &page);
         }
-        Command::Eval(args) => {
-            cmd::tune_allocator_for_batch();
-            cmd::eval::run(&args).context("eval failed")?
-        }
+        Command::Eval(args) => cmd::eval::run(&args).context("eval failed")?,
     }
     Ok(ExitCode::SUCCESS)
 }

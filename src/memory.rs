@@ -1,24 +1,26 @@
-//! Giving freed heap back to the OS (glibc's `malloc_trim`): after work on a huge page, every
-//! few seconds of a crawl, and around the end-of-crawl pass; and how many arenas hold it.
+//! Giving freed heap back to the OS: after work on a huge page, every few seconds of a crawl,
+//! and around the end-of-crawl pass; and the allocator settings the `thresher` binary runs with.
 //!
-//! Owns: when freed memory is returned. Imports no other thresher module.
+//! Owns: when freed memory is returned, and how ([`jemalloc`]). Imports no other thresher module.
 //!
-//! glibc keeps what a thread frees in that thread's arena for reuse; parsing a multi-megabyte
-//! page (its DOM, its hundreds of thousands of links, their queue entries, sled's batches) on
-//! the blocking pool leaves hundreds of MB of such free memory spread over the arenas, and a
-//! crawl's peak RSS was mostly that (issue 10, docs/robustness.md: `links3` 540 MB of RSS for a
-//! live heap of 141 MB). [`release_after`] trims every arena once such work is over. A trim
-//! walks the arenas' free lists (a few milliseconds for hundreds of MB); it is asked for only
-//! after pages of at least [`HUGE_PAGE_BYTES`], so an ordinary crawl's fetching never pays for
-//! it. The end-of-crawl pass asks for one before it and one after each site (`learn`): its peak
-//! sat on top of what fetching had freed (issue 11, docs/benchmarks.md).
+//! The binary's allocator is jemalloc (`main.rs`, [`jemalloc::CONF`]): its background thread
+//! returns pages freed for a second (`dirty_decay_ms`) on its own, and [`release`] asks it to
+//! return every freed page at once after work that freed much (a huge page, a site's pass).
+//! glibc's malloc, the binary's allocator before session 16, kept what a thread freed in that
+//! thread's arena: parsing a multi-megabyte page left hundreds of MB of such free memory spread
+//! over the arenas (issue 10, docs/robustness.md), and over a million-page crawl its arenas'
+//! fragments grew by ~25 MB per 200,000 pages even with `malloc_trim` after every site while the
+//! live heap stayed flat (issue 11, docs/benchmarks.md, "jemalloc"). [`release`] calls what the
+//! binary installed with [`enable_release`]; a library caller keeps its own allocator's
+//! behaviour.
 //!
 //! Parsing such a page holds its html5ever tree and its flat copy at once (about 200 MB for a
 //! 4.95 MB page of 230,000 links); two of them parsing on two cores were the crawl's peak. So a
 //! huge page waits for its [`huge_parse_turn`]: one at a time in the process (other pages parse
 //! beside it).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
@@ -27,33 +29,40 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 pub const HUGE_PAGE_BYTES: u64 = 1 << 20;
 
 static RELEASES: AtomicU64 = AtomicU64::new(0);
-/// Whether [`release`] trims the heap: the allocator is the process's, so the binary decides
-/// ([`enable_release`]); a library caller keeps its own allocator's behaviour.
-static TRIM: AtomicBool = AtomicBool::new(false);
+/// What [`release`] calls: the allocator is the process's, so the binary decides
+/// ([`enable_release`]).
+static RELEASE_WITH: OnceLock<fn()> = OnceLock::new();
 
-/// Let [`release`] give freed heap back to the OS (the `thresher` binary's crawl does).
-pub fn enable_release() {
-    TRIM.store(true, Relaxed);
+/// Let [`release`] give freed heap back to the OS with `give_back` (the `thresher` binary's
+/// crawl passes [`jemalloc::purge`]). The first call wins.
+pub fn enable_release(give_back: fn()) {
+    let _ = RELEASE_WITH.set(give_back);
 }
 
-/// glibc arenas per core the crawl allows (glibc's default is 8). A crawl runs ~90 threads
-/// (the blocking pool's commits and parses); on 2 cores they spread over 16 arenas that each
-/// kept 6–16 MB after every trim (`/proc/PID/smaps` at 416,000 pages). 4, not 1: one per core
-/// cost ~10 % of the 10k crawl's pages/s (malloc contention), 4 per core nothing measurable,
-/// with peak RSS 95 → 90 MB at 10k (docs/benchmarks.md, "Flat memory").
-pub const ARENAS_PER_CORE: usize = 4;
+/// The jemalloc the `thresher` binary (and the benchmarks that measure its memory) install as
+/// the global allocator: `#[global_allocator]` and the `_rjem_malloc_conf` symbol must be in
+/// the binary, so each declares them, with [`jemalloc::CONF`].
+pub mod jemalloc {
+    /// jemalloc's options (`malloc_conf`, NUL-terminated): a background thread returns pages
+    /// freed for 1 s (`dirty_decay_ms`; jemalloc's default is 10 s, which held a finished
+    /// site's pass working set through the next one's), straight to the OS (`muzzy_decay_ms`
+    /// 0: no lazily-freed stage counted in RSS meanwhile). Against glibc at 200,000 pages of
+    /// 40 sites, side by side: peak RSS 235.8 → 195.5 MB, and without these options (jemalloc's
+    /// defaults) 226.6 MB (docs/benchmarks.md, "jemalloc").
+    pub const CONF: &[u8; 60] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
-/// Cap glibc's arenas at [`ARENAS_PER_CORE`] per core. Process-wide: the binary calls it for
-/// the crawl, before its threads start. Elsewhere a no-op.
-pub fn cap_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let arenas = i32::try_from(cores.max(2) * ARENAS_PER_CORE).unwrap_or(i32::MAX);
-        // SAFETY: mallopt only changes an allocator parameter (glibc takes its lock to do
-        // so); a refused setting leaves the default.
+    /// Return every page jemalloc's arenas hold free to the OS now.
+    pub fn purge() {
+        // SAFETY: the name is NUL-terminated; "arena.<MALLCTL_ARENAS_ALL>.purge" takes and
+        // returns no value (null pointers, length 0) and only returns free pages to the OS.
         unsafe {
-            let _ = libc::mallopt(libc::M_ARENA_MAX, arenas);
+            let _ = tikv_jemalloc_sys::mallctl(
+                c"arena.4096.purge".as_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            );
         }
     }
 }
@@ -105,28 +114,24 @@ pub fn release_after(bytes: u64) -> bool {
     true
 }
 
-/// Give the heap's free memory back to the OS now (every arena; Linux with glibc, once the
-/// binary has called [`enable_release`]; otherwise a no-op that is still counted).
+/// Give the heap's free memory back to the OS now (with what the binary passed to
+/// [`enable_release`]; otherwise a no-op that is still counted).
 pub fn release() {
     RELEASES.fetch_add(1, Relaxed);
-    if !TRIM.load(Relaxed) {
+    let Some(give_back) = RELEASE_WITH.get() else {
         return;
-    }
+    };
     let started = std::time::Instant::now();
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the OS (taking each
-    // arena's lock); it has no preconditions and is safe with other threads allocating.
-    unsafe {
-        let _ = libc::malloc_trim(0);
-    }
+    give_back();
     tracing::debug!(took = ?started.elapsed(), "freed heap given back to the OS");
 }
 
 /// How often a long crawl gives freed heap back ([`Periodic`]).
 pub const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Trims now and then: glibc keeps what the crawl's threads free in their arenas, and over a
-/// long crawl RSS drifted to several times the live heap (docs/benchmarks.md, "Flat memory").
+/// Releases now and then: over a long crawl RSS drifted to several times the live heap with
+/// glibc's arenas (docs/benchmarks.md, "Flat memory"); with jemalloc a release every few
+/// seconds is cheap and bounds what waits for its decay.
 #[derive(Debug)]
 pub struct Periodic {
     every: std::time::Duration,
@@ -153,8 +158,9 @@ impl Periodic {
     }
 }
 
-/// Run `f` on a thread of its own, so what it allocates comes from a glibc arena the crawl's
-/// long-lived data (sled's tree, the scheduler) does not share; returns its result.
+/// Run `f` on a thread of its own, so what it allocates is not interleaved with the crawl's
+/// long-lived data (sled's tree, the scheduler) allocated on the blocking threads (a new thread
+/// takes the next arena, in jemalloc as in glibc); returns its result.
 pub fn on_own_heap<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
         let worker = std::thread::Builder::new()

@@ -683,3 +683,27 @@ fn robots_are_respected_by_default_and_ignored_only_when_asked() {
     assert_eq!(hits, [1, 0, 1], "the flag overrides the file: {stderr}");
     assert!(!stderr.contains(ignored), "{stderr}");
 }
+
+/// The binary runs on jemalloc with the options `memory::jemalloc::CONF` gives (background
+/// purging, 1 s dirty decay): a broken `_rjem_malloc_conf` export would silently bring back
+/// jemalloc's defaults, and the crawl's peak RSS with them (issue 11).
+#[test]
+fn the_binary_allocates_with_jemalloc_and_its_purging_options() {
+    let out = Command::new(thresher_bin())
+        .arg("--help")
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .output()
+        .expect("run thresher");
+    assert!(out.status.success());
+    let stats = String::from_utf8_lossy(&out.stderr);
+    for opt in [
+        "opt.background_thread: true",
+        "opt.dirty_decay_ms: 1000",
+        "opt.muzzy_decay_ms: 0",
+    ] {
+        assert!(
+            stats.contains(opt),
+            "{opt} missing from jemalloc's stats:\n{stats}"
+        );
+    }
+}
