@@ -44,13 +44,14 @@ pub fn enable_release(give_back: fn()) {
 /// the binary, so each declares them, with [`jemalloc::CONF`].
 pub mod jemalloc {
     /// jemalloc's options (`malloc_conf`, NUL-terminated): a background thread returns pages
-    /// freed for 200 ms (`dirty_decay_ms`; jemalloc's default is 10 s, which held a finished
+    /// freed for 1 s (`dirty_decay_ms`; jemalloc's default is 10 s, which held a finished
     /// site's pass working set through the next one's), straight to the OS (`muzzy_decay_ms`
     /// 0: no lazily-freed stage counted in RSS meanwhile). At 200,000 pages of 40 sites, side
-    /// by side: peak RSS glibc 235.8 MB, jemalloc's defaults 226.6, these options with a 1 s
-    /// decay 195.5, and in another pair 1 s 194.7 against 200 ms 158.0 (at the pass's start),
-    /// pages/s unchanged (docs/benchmarks.md, "jemalloc").
-    pub const CONF: &[u8; 59] = b"background_thread:true,dirty_decay_ms:200,muzzy_decay_ms:0\0";
+    /// by side: peak RSS glibc 235.8 MB, jemalloc's defaults 226.6, these options 195.5. 1 s,
+    /// not 200 ms: 200 ms cut the 200k peak at the pass's start (194.7 → 158.0 MB) but held
+    /// more while fetching, and the 1M peak is while fetching (263.4 MB with 1 s, 274.0 with
+    /// 200 ms; docs/benchmarks.md, "jemalloc").
+    pub const CONF: &[u8; 60] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
     /// Return every page jemalloc's arenas hold free to the OS now.
     pub fn purge() {

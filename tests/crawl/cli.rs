@@ -685,7 +685,7 @@ fn robots_are_respected_by_default_and_ignored_only_when_asked() {
 }
 
 /// The binary runs on jemalloc with the options `memory::jemalloc::CONF` gives (background
-/// purging, 200 ms dirty decay): a broken `_rjem_malloc_conf` export would silently bring back
+/// purging, 1 s dirty decay): a broken `_rjem_malloc_conf` export would silently bring back
 /// jemalloc's defaults, and the crawl's peak RSS with them (issue 11).
 #[test]
 fn the_binary_allocates_with_jemalloc_and_its_purging_options() {
@@ -698,7 +698,7 @@ fn the_binary_allocates_with_jemalloc_and_its_purging_options() {
     let stats = String::from_utf8_lossy(&out.stderr);
     for opt in [
         "opt.background_thread: true",
-        "opt.dirty_decay_ms: 200",
+        "opt.dirty_decay_ms: 1000",
         "opt.muzzy_decay_ms: 0",
     ] {
         assert!(
