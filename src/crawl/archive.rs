@@ -14,7 +14,9 @@ use url::Url;
 use super::fetch::Exchange;
 use crate::config::Config;
 use crate::warc::files::{FileSet, FileSetOptions, Recovered, WarcWriteError};
-use crate::warc::write::{date_ms, gzip_record, record_id, sha1_digest, unix_ms};
+use crate::warc::write::{
+    date_ms, gzip_record, gzip_record_spliced, record_id, sha1_digest, unix_ms, Deflated,
+};
 
 /// The profile of a revisit whose payload is a stored page's.
 pub const IDENTICAL_PAYLOAD: &str =
@@ -32,6 +34,9 @@ const LEVEL: u32 = 1;
 pub enum Body<'a> {
     /// The whole body (decoded, as the crawl parses it).
     Whole(&'a [u8]),
+    /// The whole body, and its raw deflate ([`Archive::deflate`]) that the store keeps too:
+    /// the response record splices it in rather than compressing the body again.
+    Deflated(&'a [u8], &'a Deflated),
     /// The body up to the fetch's cap (robots.txt).
     Cut(&'a [u8]),
     /// Not downloaded: redirects, other statuses, non-HTML pages.
@@ -109,10 +114,11 @@ impl Archive {
     /// Build the records of the exchange `x`, a GET of `url` (no lock taken: the digests and
     /// compression run here, on the caller's thread).
     pub fn capture(&self, url: &Url, x: &Exchange, body: Body<'_>) -> Capture {
-        let (payload, truncated) = match body {
-            Body::Whole(b) => (b, None),
-            Body::Cut(b) => (b, Some("length")),
-            Body::NotRead => (&[][..], Some("unspecified")),
+        let (payload, truncated, deflated) = match body {
+            Body::Whole(b) => (b, None, None),
+            Body::Deflated(b, d) => (b, None, Some(d)),
+            Body::Cut(b) => (b, Some("length"), None),
+            Body::NotRead => (&[][..], Some("unspecified"), None),
         };
         let id = record_id();
         let date = date_ms(unix_ms(x.started));
@@ -142,7 +148,10 @@ impl Archive {
                 ("WARC-Block-Digest", block_digest.as_str()),
             ]);
             fields.extend(truncated.map(|t| ("WARC-Truncated", t)));
-            gzip_record(&fields, &[&http_head, payload], self.level)
+            match deflated {
+                Some(d) => gzip_record_spliced(&fields, &http_head, d, self.level),
+                None => gzip_record(&fields, &[&http_head, payload], self.level),
+            }
         };
         let request_head = request_head(url, x);
         let request_id = record_id();
@@ -164,6 +173,12 @@ impl Archive {
             response,
             request,
         }
+    }
+
+    /// `body` compressed as its response record will hold it ([`Body::Deflated`]), for the
+    /// caller to keep as well (the store's copy of a page's HTML).
+    pub fn deflate(&self, body: &[u8]) -> Deflated {
+        Deflated::of(body, self.level)
     }
 
     /// Hold the archive: write a fetch's records, then commit the fetch, before releasing it.

@@ -28,6 +28,7 @@ use crate::store::{
 };
 use crate::warc::files::WarcWriteError;
 use crate::warc::write::unix_ms;
+use crate::warc::write::Deflated;
 
 /// What the workers share.
 pub struct Ctx {
@@ -514,9 +515,26 @@ fn page_processing(
         // stay free for I/O); the CPU permit covers that work only, so the next page parses
         // while this one waits for the store's commit lock.
         let (outcome, verdict) = tokio::task::spawn_blocking(move || {
-            let (c, verdict, early) = process_page(&ctx2, commit, &entry, &url, &resp, replacing)?;
+            // With the archive on, the body is compressed once, for its record and the store.
+            let deflated = ctx2.archive.as_ref().map(|a| a.deflate(&resp.body));
+            let (c, verdict, early) = process_page(
+                &ctx2,
+                commit,
+                &entry,
+                &url,
+                &resp,
+                replacing,
+                deflated.as_ref(),
+            )?;
             let archived = ctx2.archive.as_ref().zip(exchange.as_ref());
-            let capture = archived.map(|(a, x)| (a, a.capture(&url, x, Body::Whole(&resp.body))));
+            let capture = archived.map(|(a, x)| {
+                let body = match &deflated {
+                    Some(d) => Body::Deflated(&resp.body, d),
+                    None => Body::Whole(&resp.body),
+                };
+                (a, a.capture(&url, x, body))
+            });
+            drop(deflated);
             drop(permit);
             // The parse freed the page's DOM: give that back before the next huge page parses
             // and before waiting for the commit lock (behind which other huge pages may wait).
@@ -724,6 +742,7 @@ fn process_page(
     url: &Url,
     resp: &Response,
     replacing: Option<u64>,
+    deflated: Option<&Deflated>,
 ) -> Result<(Commit, Verdict, Vec<Enqueued>), StoreError> {
     let mut early = Vec::new();
     // A huge page parses on a thread of its own, giving back what its `Rc` tree frees as it
@@ -776,7 +795,12 @@ fn process_page(
             title: parsed.dom.title(),
             truncated: parsed.truncated,
         };
-        NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths)
+        match deflated {
+            Some(d) => {
+                NewPage::new_deflated(page_id, meta, &resp.body, &d.raw, &parsed.dom, &paths)
+            }
+            None => NewPage::new(page_id, meta, &resp.body, &parsed.dom, &paths),
+        }
     });
     drop(parsed);
     // The html5ever tree and the DOM are freed by now (a huge page's ~200 MB): give that back

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::frontier::encode_segment;
+use super::pages;
 use super::recrawl::{change_key, pending_key, RevisitSlot};
 use super::seen::SeenBatch;
 use super::site_index::SiteIndexBatch;
@@ -21,13 +22,40 @@ pub struct NewPage {
     pub meta: PageMeta,
     /// xxh3 of the body bytes: a second page of the same site with the same body is a duplicate.
     content: u64,
-    html_lz4: Vec<u8>,
+    /// The HTML as [`pages::html_part`] or [`pages::html_part_deflated`] makes it.
+    html_part: Vec<u8>,
     dom_lz4: Vec<u8>,
     paths: Vec<u8>,
 }
 
 impl NewPage {
     pub fn new(id: u64, meta: PageMeta, html: &[u8], dom: &Dom, paths: &[u64]) -> NewPage {
+        NewPage::with_html_part(id, meta, html, pages::html_part(html), dom, paths)
+    }
+
+    /// [`NewPage::new`] with the HTML kept as `raw`, its raw deflate ending on a sync flush
+    /// (`warc::write::Deflated::raw`): the crawl's WARC record holds the same bytes, so the
+    /// body is compressed once ([`pages::html_part_deflated`]).
+    pub fn new_deflated(
+        id: u64,
+        meta: PageMeta,
+        html: &[u8],
+        raw: &[u8],
+        dom: &Dom,
+        paths: &[u64],
+    ) -> NewPage {
+        let part = pages::html_part_deflated(html.len(), raw);
+        NewPage::with_html_part(id, meta, html, part, dom, paths)
+    }
+
+    fn with_html_part(
+        id: u64,
+        meta: PageMeta,
+        html: &[u8],
+        html_part: Vec<u8>,
+        dom: &Dom,
+        paths: &[u64],
+    ) -> NewPage {
         let mut p = Vec::with_capacity(paths.len() * 8);
         for x in paths {
             p.extend_from_slice(&x.to_le_bytes());
@@ -36,7 +64,7 @@ impl NewPage {
             id,
             content: xxhash_rust::xxh3::xxh3_64(html),
             meta,
-            html_lz4: lz4_flex::compress_prepend_size(html),
+            html_part,
             dom_lz4: lz4_flex::compress_prepend_size(&dom.to_bytes()),
             paths: p,
         }
@@ -49,7 +77,7 @@ impl NewPage {
 
     /// Compressed size (for progress).
     pub fn stored_bytes(&self) -> usize {
-        self.html_lz4.len() + self.dom_lz4.len() + self.paths.len()
+        self.html_part.len() + self.dom_lz4.len() + self.paths.len()
     }
 }
 
@@ -504,7 +532,7 @@ impl Store {
         let site = &page.meta.site;
         let at = self
             .pages
-            .append(&page.html_lz4, &page.dom_lz4, &page.paths)
+            .append(&page.html_part, &page.dom_lz4, &page.paths)
             .map_err(|e| self.page_file_error(e))?;
         index.set_body(&self.tree, site, pages, page.content, page.id)?;
         let record = PageRecord {

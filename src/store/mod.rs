@@ -620,11 +620,13 @@ impl Store {
 
     /// Raw HTML as fetched.
     pub fn html(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        self.lz4_part_at(
-            self.page_ref(id)?.as_ref(),
-            pages::Part::Html,
-            &key::page(key::HTML, id),
-        )
+        let k = key::page(key::HTML, id);
+        match self.part_at(self.page_ref(id)?.as_ref(), pages::Part::Html, &k)? {
+            None => Ok(None),
+            Some(part) => pages::html_of_part(&part)
+                .map(Some)
+                .map_err(|e| corrupt(&k, e)),
+        }
     }
 
     /// The parsed page (`site`: the page's, `PageMeta::site`).
@@ -1038,7 +1040,7 @@ impl Store {
         }
     }
 
-    /// [`Store::part_at`] of an lz4 part (the HTML, the DOM), decompressed.
+    /// [`Store::part_at`] of an lz4 part (the DOM), decompressed.
     fn lz4_part_at(
         &self,
         at: Option<&pages::PageRef>,

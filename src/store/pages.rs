@@ -1,4 +1,5 @@
-//! The store's page files: each stored page's raw HTML and DOM (lz4) and its path set, the bytes
+//! The store's page files: each stored page's raw HTML (lz4, or the raw deflate of its WARC
+//! record) and DOM (lz4) and its path set, the bytes
 //! sled held inline before schema 6, appended to `DATA/pages/NNNNNN.pages` and rotated by size, while sled keeps
 //! a [`PageRef`] per page, written in the page's commit batch (docs/design.md, "The store").
 //!
@@ -51,6 +52,56 @@ impl PageRef {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// An HTML part is lz4 with its length in front (`lz4_flex`'s size-prepended block), or, when
+/// the crawl deflated the page's body for its WARC record, these 4 bytes, the HTML's length
+/// (u32, little-endian) and a raw deflate stream. No lz4 part starts so: its length prefix is
+/// the length of a body under the fetch cap (`fetch.max_body_bytes`, 5 MiB by default), never
+/// `u32::MAX`.
+const DEFLATE_MAGIC: [u8; 4] = [0xff; 4];
+
+/// The last block of a raw deflate stream that ended on a sync flush: a final fixed-Huffman
+/// block holding only its end code (BFINAL 1, BTYPE 01, seven zero bits).
+const FINAL_EMPTY_BLOCK: [u8; 2] = [0x03, 0x00];
+
+/// An HTML part of `html` (lz4).
+pub fn html_part(html: &[u8]) -> Vec<u8> {
+    lz4_flex::compress_prepend_size(html)
+}
+
+/// An HTML part of `len` bytes whose raw deflate, ending on a sync flush with no final block
+/// (`warc::write::Deflated::raw`), is `raw`: the bytes the WARC record holds are kept as they
+/// are, so a page's body is compressed once (docs/warc.md, "Figures").
+pub fn html_part_deflated(len: usize, raw: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(len).expect("invariant: a page body is under the fetch cap, < 4 GiB");
+    let mut part = Vec::with_capacity(8 + raw.len() + FINAL_EMPTY_BLOCK.len());
+    part.extend_from_slice(&DEFLATE_MAGIC);
+    part.extend_from_slice(&len.to_le_bytes());
+    part.extend_from_slice(raw);
+    part.extend_from_slice(&FINAL_EMPTY_BLOCK);
+    part
+}
+
+/// The HTML an HTML part holds, either codec.
+pub fn html_of_part(part: &[u8]) -> Result<Vec<u8>, String> {
+    let Some(rest) = part.strip_prefix(&DEFLATE_MAGIC) else {
+        return lz4_flex::decompress_size_prepended(part).map_err(|e| e.to_string());
+    };
+    let (len, raw) = rest
+        .split_first_chunk::<4>()
+        .ok_or("deflate part shorter than its header")?;
+    let len = u32::from_le_bytes(*len) as usize;
+    let mut html = Vec::with_capacity(len);
+    std::io::Read::read_to_end(&mut flate2::bufread::DeflateDecoder::new(raw), &mut html)
+        .map_err(|e| e.to_string())?;
+    if html.len() != len {
+        return Err(format!(
+            "deflate part holds {} bytes, not {len}",
+            html.len()
+        ));
+    }
+    Ok(html)
 }
 
 /// Which of a page's byte strings to read.
@@ -297,6 +348,23 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_html_part_of_either_codec_reads_back_and_a_bad_one_is_an_error() {
+        let html = b"<html><p>one body, compressed once</p></html>".repeat(100);
+        assert_eq!(html_of_part(&html_part(&html)).unwrap(), html);
+        // Raw deflate ending on a sync flush, as the WARC writer makes it.
+        let mut z = flate2::Compress::new(flate2::Compression::fast(), false);
+        let mut raw = Vec::with_capacity(html.len() + 64);
+        z.compress_vec(&html, &mut raw, flate2::FlushCompress::Sync)
+            .unwrap();
+        assert_eq!(z.total_in() as usize, html.len());
+        let part = html_part_deflated(html.len(), &raw);
+        assert_eq!(html_of_part(&part).unwrap(), html);
+        assert!(html_of_part(&html_part_deflated(html.len() + 1, &raw)).is_err());
+        assert!(html_of_part(&part[..part.len() / 2]).is_err());
+        assert!(html_of_part(&DEFLATE_MAGIC).is_err());
+    }
 
     #[test]
     fn appended_parts_read_back_and_files_rotate_by_size() {

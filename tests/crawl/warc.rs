@@ -381,6 +381,22 @@ async fn the_warc_files_hold_every_exchange_and_read_back_to_the_crawls_text() {
         head_fields(&head).contains(&("x-crawler-content-encoding".into(), "gzip, gzip".into()))
     );
 
+    // The store keeps each page's HTML as the bytes its response record holds, compressed
+    // once for both: the store's deflate part reads back as the record's payload.
+    let mut stored_pages = 0;
+    for r in recs
+        .iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.warc_type().as_deref() == Some("response"))
+    {
+        let url = url::Url::parse(r.target_uri().unwrap()).unwrap();
+        if let Some(html) = store.html(thresher::crawl::url::page_id(&url)).unwrap() {
+            assert_eq!(html, split_http(&r.block).1, "{url}");
+            stored_pages += 1;
+        }
+    }
+    assert!(stored_pages >= 40, "{stored_pages} stored pages read back");
+
     // The noindex page is archived, and `clean --warc` leaves it out as the crawl does.
     one("response", "/noindex.html");
 
