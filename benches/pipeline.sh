@@ -5,7 +5,8 @@
 #
 #   benches/pipeline.sh [RUNS=3] [ORIGINS=50] [PAGES=200] [PAGE_KB=20]
 #
-# Needs wget2 (`apt-get install wget2`) and trafilatura (`pip install trafilatura`) on PATH,
+# Needs wget2 (`apt-get install wget2`) and trafilatura (`pip install trafilatura lxml_html_clean`:
+# newer lxml moved the cleaner trafilatura imports into its own package) on PATH,
 # and GNU time at /usr/bin/time. Prints one line per run and tool, then the medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -700,6 +700,7 @@ fn the_binary_allocates_with_jemalloc_and_its_purging_options() {
         "opt.background_thread: true",
         "opt.dirty_decay_ms: 1000",
         "opt.muzzy_decay_ms: 0",
+        "opt.narenas: 2",
     ] {
         assert!(
             stats.contains(opt),
