@@ -1,7 +1,8 @@
 //! What a store's pages cost on disk, by record kind (docs/benchmarks.md, "A million pages"):
 //! keys, key bytes and value bytes per key prefix (the table in `store`'s module doc), per
 //! stored page, against sled's size on disk, and the page files (each page's HTML and DOM, lz4,
-//! outside sled since schema 6). Reads the whole store once.
+//! and path set, outside sled since schema 6), split by part through each page's reference.
+//! Reads the whole store once.
 //!
 //! cargo bench --bench store_kinds -- DATA_DIR
 
@@ -36,6 +37,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         total as f64 / pages as f64,
         disk as f64 / pages as f64,
         page_files as f64 / pages as f64
+    );
+    let (mut html, mut dom, mut paths, mut referenced) = (0u64, 0u64, 0u64, 0u64);
+    for page in store.pages() {
+        let (id, _) = page?;
+        if let Some(r) = store.page_ref(id)? {
+            html += u64::from(r.html_len);
+            dom += u64::from(r.dom_len);
+            paths += u64::from(r.paths_len);
+            referenced += 1;
+        }
+    }
+    let per = |b: u64| b as f64 / referenced.max(1) as f64;
+    println!(
+        "page files by part ({referenced} pages referenced)\nraw HTML\t\t\t{html}\t{:.0}\nDOM\t\t\t{dom}\t{:.0}\npath set\t\t\t{paths}\t{:.0}",
+        per(html),
+        per(dom),
+        per(paths)
     );
     Ok(())
 }
