@@ -15,6 +15,7 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 pub mod files;
+pub mod sha1x2;
 pub mod write;
 
 /// The largest record block read into memory; larger blocks are skipped and reported.

@@ -14,8 +14,10 @@ use url::Url;
 use super::fetch::Exchange;
 use crate::config::Config;
 use crate::warc::files::{FileSet, FileSetOptions, Recovered, WarcWriteError};
+use crate::warc::sha1x2::sha1_two;
 use crate::warc::write::{
-    date_ms, gzip_record, gzip_record_spliced, record_id, sha1_digest, unix_ms, Deflated,
+    date_ms, gzip_record, gzip_record_spliced, record_id, sha1_digest, sha1_label, unix_ms,
+    Deflated,
 };
 
 /// The profile of a revisit whose payload is a stored page's.
@@ -125,7 +127,9 @@ impl Archive {
         let target = url.as_str().to_string();
         let ip = x.remote_ip.map(|ip| ip.to_string());
         let http_head = response_head(x, payload.len());
-        let payload_digest = sha1_digest(&[payload]);
+        // A response's two digests hash the body twice: side by side, for little more than once.
+        let (payload_sha1, block_sha1) = sha1_two(&[payload], &[&http_head, payload]);
+        let payload_digest = sha1_label(&payload_sha1);
         // The response's (or 304 revisit's) leading fields.
         let answer = |kind| lead(kind, &id, &date, &target, ip.as_deref());
         let response = if x.status == 304 {
@@ -140,7 +144,7 @@ impl Archive {
             ]);
             gzip_record(&fields, &[&http_head], self.level)
         } else {
-            let block_digest = sha1_digest(&[&http_head, payload]);
+            let block_digest = sha1_label(&block_sha1);
             let mut fields = answer("response");
             fields.extend([
                 ("Content-Type", "application/http; msgtype=response"),

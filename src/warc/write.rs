@@ -37,7 +37,12 @@ pub fn sha1_digest(parts: &[&[u8]]) -> String {
     for p in parts {
         h.update(p);
     }
-    format!("sha1:{}", data_encoding::BASE32.encode(&h.finalize()))
+    sha1_label(&h.finalize().into())
+}
+
+/// A sha1 as a digest field writes it: `sha1:` and the base32 of the 20 bytes.
+pub fn sha1_label(sha1: &[u8; 20]) -> String {
+    format!("sha1:{}", data_encoding::BASE32.encode(sha1))
 }
 
 /// One record as a gzip member: the version line, `fields` in the order given (`WARC-Type`
