@@ -105,6 +105,12 @@ pub struct CrawlArgs {
     /// [config: crawl.warc_dir].
     #[arg(long, value_name = "DIR")]
     pub warc_out: Option<PathBuf>,
+    /// Before crawling, store the pages these WARC files (or directories of `*.warc[.gz]`)
+    /// hold as if this crawl had fetched them — parsed, learned, their links queued — and fetch
+    /// only what they lack (repeatable; pages out of scope, not HTML, or already stored are
+    /// skipped).
+    #[arg(long, value_name = "PATH")]
+    pub import_warc: Vec<PathBuf>,
     /// Stop after this many pages stored (0 = unlimited).
     #[arg(long)]
     pub max_pages: Option<u64>,
@@ -370,6 +376,9 @@ impl CrawlArgs {
         }
         if let Some(v) = &self.data {
             flag("data", path(v));
+        }
+        for v in &self.import_warc {
+            flag("import-warc", path(v));
         }
         if let Some(v) = &self.out {
             flag("out", path(v));

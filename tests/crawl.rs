@@ -3,6 +3,7 @@
 
 mod cli;
 mod fetching;
+mod import;
 mod learning;
 mod links;
 mod politeness;
@@ -100,6 +101,29 @@ async fn run_crawl(
     shutdown: CancellationToken,
     learn: bool,
 ) -> (CrawlSummary, Option<thresher::learn::LearnSummary>) {
+    run_crawl_with(dirs, seeds, toml, shutdown, learn, RunOptions::default()).await
+}
+
+/// [`crawl_learning`] with run options of the test's own (`--import-warc`).
+pub async fn crawl_learning_with(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+    options: RunOptions,
+) -> (CrawlSummary, thresher::learn::LearnSummary) {
+    let (summary, learned) =
+        run_crawl_with(dirs, seeds, toml, CancellationToken::new(), true, options).await;
+    (summary, learned.expect("learning was on"))
+}
+
+async fn run_crawl_with(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+    shutdown: CancellationToken,
+    learn: bool,
+    options: RunOptions,
+) -> (CrawlSummary, Option<thresher::learn::LearnSummary>) {
     let config = Arc::new(dirs.config(toml));
     std::fs::create_dir_all(dirs.data()).expect("data dir");
     let store = Arc::new(dirs.store());
@@ -114,7 +138,7 @@ async fn run_crawl(
         shutdown,
         stats,
         learner.as_ref().map(thresher::learn::Learner::sink),
-        RunOptions::default(),
+        options,
     )
     .await
     .expect("the crawl itself must not fail");

@@ -159,6 +159,7 @@ pub fn run(
         .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
     let options = RunOptions {
         recrawl: config.recrawl.enabled,
+        import: args.import_warc.clone(),
         ..RunOptions::default()
     };
     let (summary, learned) = runtime.block_on(crawl_and_learn(
@@ -181,6 +182,9 @@ pub fn run(
         }
     }
     end_run(&store, &config, info.clone(), &summary)?;
+    if let Some(i) = &summary.imported {
+        eprintln!("{}", import_line(i));
+    }
     eprint!("{}", render_summary(&summary, &config, args));
     if stats.revisits.load(Relaxed) > 0 {
         eprintln!("{}", recrawl_line(&store, &stats, info.started_at_ms)?);
@@ -593,6 +597,23 @@ fn dir_size(dir: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// What `--import-warc` did, in one line.
+fn import_line(i: &crawl::import::ImportSummary) -> String {
+    format!(
+        "Imported from {} WARC file(s) in {:.1} s: {} responses, {} pages stored, {} already \
+         stored, {} redirect targets queued, {} skipped (out of scope, not HTML or another \
+         status), {} unreadable records.",
+        i.files,
+        i.elapsed.as_secs_f64(),
+        i.responses,
+        i.pages,
+        i.already,
+        i.redirects,
+        i.skipped,
+        i.problems
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,6 +640,7 @@ mod tests {
             data: None,
             out: None,
             warc_out: None,
+            import_warc: Vec::new(),
             max_pages: None,
             max_depth: None,
             concurrency: None,

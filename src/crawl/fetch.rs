@@ -185,7 +185,8 @@ impl Validators {
     }
 }
 
-const KEPT_HEADERS: &[&str] = &[
+/// The response headers a stored page keeps.
+pub(crate) const KEPT_HEADERS: &[&str] = &[
     "etag",
     "last-modified",
     "content-language",

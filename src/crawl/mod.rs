@@ -11,6 +11,7 @@
 
 pub mod archive;
 pub mod fetch;
+pub mod import;
 pub mod politeness;
 pub mod recrawl;
 pub mod robots;
@@ -33,4 +34,7 @@ pub enum CrawlError {
     /// The WARC archive cannot be written: the crawl stops rather than leave pages out of it.
     #[error("WARC output: {0}")]
     Warc(#[from] crate::warc::files::WarcWriteError),
+    /// `--import-warc` failed (a file that cannot be read, the store).
+    #[error("WARC import: {0}")]
+    Import(#[from] import::ImportError),
 }

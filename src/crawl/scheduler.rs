@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// A recrawl (`crawl --recrawl`): sitemaps are read again and reorder the revisit queue
     /// (`crawl::recrawl::prepare` queued it).
     pub recrawl: bool,
+    /// WARC files or directories to import before crawling (`crawl --import-warc`,
+    /// `crawl::import`).
+    pub import: Vec<std::path::PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -71,6 +74,7 @@ impl Default for RunOptions {
         RunOptions {
             grace: Duration::from_secs(10),
             recrawl: false,
+            import: Vec::new(),
         }
     }
 }
@@ -99,6 +103,8 @@ pub struct CrawlSummary {
     /// Origins set aside or still waiting when the run ended, with why and the URLs they keep
     /// queued for the next run.
     pub set_aside: Vec<OriginWait>,
+    /// What `--import-warc` imported before the crawl, when given.
+    pub imported: Option<super::import::ImportSummary>,
 }
 
 enum Robots {
@@ -249,6 +255,39 @@ pub async fn run(
         recrawl: options.recrawl,
     });
 
+    // Imported pages first: their URLs enter the seen set, so neither the seeds nor their
+    // links queue what the files hold.
+    let imported = if options.import.is_empty() {
+        super::import::check_finished(&store)?;
+        None
+    } else {
+        let files = super::import::warc_files(&options.import)?;
+        let imported = super::import::import(&ctx, &files, events.as_ref(), &shutdown).await?;
+        tracing::info!(
+            files = imported.files,
+            responses = imported.responses,
+            pages = imported.pages,
+            already = imported.already,
+            redirects = imported.redirects,
+            skipped = imported.skipped,
+            problems = imported.problems,
+            secs = imported.elapsed.as_secs_f64(),
+            "imported WARC files"
+        );
+        if imported.interrupted {
+            let finished = archive.as_deref().map(Archive::finish).transpose();
+            store.flush()?;
+            finished?;
+            return Ok(CrawlSummary {
+                interrupted: true,
+                elapsed: started.elapsed(),
+                imported: Some(imported),
+                ..CrawlSummary::default()
+            });
+        }
+        Some(imported)
+    };
+
     // Seeds go through the seen set, so a resumed crawl does not queue them twice (the store
     // applies them in bounded batches).
     let mut c = Commit::new();
@@ -315,6 +354,7 @@ pub async fn run(
     finished?;
     let mut summary = s.finish();
     summary.elapsed = started.elapsed();
+    summary.imported = imported;
     result.map(|()| summary)
 }
 

@@ -489,6 +489,19 @@ fn commit_archived(
     Ok(store.commit(commit)?)
 }
 
+/// Store `resp`, a response to GET `url` that was had without a request of this crawl (an
+/// imported WARC record, `crawl::import`), as a fetched page at `depth` is stored: parsed,
+/// its links queued, its page committed. No queue entry is consumed and nothing is archived.
+pub async fn store_response(
+    ctx: Arc<Ctx>,
+    url: Url,
+    depth: u32,
+    resp: Response,
+) -> Result<Processed, WorkerError> {
+    let entry = QueueEntry::page(url.to_string(), depth);
+    page_processing(ctx, Commit::new(), entry, url, resp, None, None).await
+}
+
 /// Parsing and committing a fetched page, as the future the scheduler runs once the request's
 /// own bookkeeping is done (`Processing`).
 fn page_processing(

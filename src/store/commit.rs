@@ -90,6 +90,8 @@ pub struct Commit {
     origin_at: HashMap<String, u32>,
     /// (index into `origins`, entry): queued only if the URL was never seen.
     discovered: Vec<(u32, QueueEntry)>,
+    /// URLs entered in the seen set without being queued (pages imported as fetched).
+    seen_only: Vec<String>,
     /// (index into `origins`, entry): queued regardless of the seen set (retries).
     requeued: Vec<(u32, QueueEntry)>,
     /// Queue entries this fetch consumed.
@@ -137,6 +139,13 @@ impl Commit {
     pub fn discover(&mut self, origin: String, entry: QueueEntry) -> &mut Self {
         let at = self.origin_index(origin);
         self.discovered.push((at, entry));
+        self
+    }
+
+    /// Enter `url` in the seen set without queueing it: its page is had another way (imported
+    /// from WARC files), so no link to it queues it later.
+    pub fn seen(&mut self, url: String) -> &mut Self {
+        self.seen_only.push(url);
         self
     }
 
@@ -240,6 +249,7 @@ impl Commit {
 
     pub fn is_empty(&self) -> bool {
         self.discovered.is_empty()
+            && self.seen_only.is_empty()
             && self.requeued.is_empty()
             && self.done.is_empty()
             && self.page.is_none()
@@ -310,7 +320,11 @@ impl Store {
         seen.load(
             &self.tree,
             Some(&reg.seen),
-            commit.discovered.iter().map(|(_, e)| e.url.as_str()),
+            commit
+                .discovered
+                .iter()
+                .map(|(_, e)| e.url.as_str())
+                .chain(commit.seen_only.iter().map(String::as_str)),
         )?;
         // Per touched origin, the entries this commit appends to its queue, in order.
         let mut appended: Vec<Vec<&QueueEntry>> = Vec::new();
@@ -357,6 +371,9 @@ impl Store {
             outcome
                 .enqueued
                 .push(push(origin, entry, &mut touched, &mut appended));
+        }
+        for url in &commit.seen_only {
+            seen.insert(&self.tree, url)?;
         }
         seen.write(&mut batch);
         for (at, entry) in &commit.requeued {
