@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use thresher::cluster::{
-    Append, ClusterError, Engine, Init, Renewal, Sent, Share, Spec, LEASE_BUCKET, LOG_STREAM,
+    Append, ClusterError, Engine, Init, Kind, Renewal, Sent, Share, Spec, LEASE_BUCKET, LOG_STREAM,
 };
 
 use crate::support::thresher_bin;
@@ -346,6 +346,93 @@ async fn a_stale_writer_cannot_append_to_a_partition_log_another_writer_took_ove
         2,
         "replay from a snapshot's sequence"
     );
+}
+
+#[tokio::test]
+async fn records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeover_not_at_all() {
+    let Some(server) = nats(
+        "records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeover_not_at_all",
+    ) else {
+        return;
+    };
+    let engine = Engine::connect(&server.url).await.expect("connect");
+    engine
+        .init(&spec(4, Duration::from_secs(15)))
+        .await
+        .expect("init");
+    // A page's records of 1.3 MB (three parts of at most 512 KiB; JetStream takes 1 MiB a
+    // message), incompressible so no part is small.
+    let mut big = Vec::with_capacity(1_300_000);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    while big.len() < 1_300_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        big.extend_from_slice(&x.to_le_bytes());
+    }
+    let mut a = engine.log(1, "worker-a").await.expect("open");
+    let link = a
+        .append_record(Kind::Link, b"http://127.0.0.1:1/seed")
+        .await
+        .expect("append");
+    let Append::Stored(after_link) = link else {
+        panic!("stored: {link:?}")
+    };
+    assert!(matches!(
+        a.append_record(Kind::Exchange, &big).await.expect("append"),
+        Append::Stored(s) if s == after_link + 3
+    ));
+    assert!(matches!(
+        a.append_record(Kind::Exchange, b"small")
+            .await
+            .expect("append"),
+        Append::Stored(_)
+    ));
+    // Worker A gets the first part of another big record in, then loses the partition: the
+    // new owner's takeover marker comes before A's second part, which is refused.
+    let nc = async_nats::connect(&server.url).await.expect("connect");
+    let js = async_nats::jetstream::new(nc);
+    let mut first_part = async_nats::HeaderMap::new();
+    first_part.insert("Thresher-Kind", "exchange");
+    first_part.insert("Thresher-Part", "1/2");
+    js.publish_with_headers("thresher.log.1", first_part, b"cut off".to_vec().into())
+        .await
+        .expect("publish")
+        .await
+        .expect("stored");
+    let mut b = engine.log(1, "worker-b").await.expect("take over");
+    assert_eq!(
+        a.append_record(Kind::Exchange, b"stale")
+            .await
+            .expect("append"),
+        Append::Fenced
+    );
+    assert!(matches!(
+        b.append_record(Kind::Link, b"http://127.0.0.1:1/after")
+            .await
+            .expect("append"),
+        Append::Stored(_)
+    ));
+
+    let mut replay = b.replay(0);
+    let mut got = Vec::new();
+    while let Some((_, kind, bytes)) = replay.next().await.expect("replay") {
+        got.push((kind, bytes));
+    }
+    assert_eq!(
+        got.len(),
+        4,
+        "the cut record and the marker are passed over"
+    );
+    assert_eq!(got[0], (Kind::Link, b"http://127.0.0.1:1/seed".to_vec()));
+    assert_eq!(got[1].0, Kind::Exchange);
+    assert!(got[1].1 == big, "the big record whole");
+    assert_eq!(got[2], (Kind::Exchange, b"small".to_vec()));
+    assert_eq!(got[3], (Kind::Link, b"http://127.0.0.1:1/after".to_vec()));
+    // From a sequence on: what came after it.
+    let mut from = b.replay(after_link);
+    let (_, kind, _) = from.next().await.expect("replay").expect("a record");
+    assert_eq!(kind, Kind::Exchange);
 }
 
 #[tokio::test]

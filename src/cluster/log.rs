@@ -27,6 +27,44 @@ pub struct PartitionLog {
 /// The header of a takeover marker (its value: the new writer's id); replay skips markers.
 pub const MARKER_HEADER: &str = "Thresher-Takeover";
 
+/// What a record of the crawl's is ([`PartitionLog::append_record`]); the header
+/// [`KIND_HEADER`] names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// One fetch's WARC records (gzip members: the response or revisit, then the request),
+    /// exactly as `--warc-out` writes them: a new owner imports them as pages this crawl fetched
+    /// (`crawl::import`, docs/cluster.md).
+    Exchange,
+    /// A URL the partition was handed (a seed, or another partition's link from its inbox),
+    /// committed before the inbox message is acknowledged.
+    Link,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Exchange => "exchange",
+            Kind::Link => "link",
+        }
+    }
+
+    fn of(name: &str) -> Option<Kind> {
+        match name {
+            "exchange" => Some(Kind::Exchange),
+            "link" => Some(Kind::Link),
+            _ => None,
+        }
+    }
+}
+
+/// The header naming a record's [`Kind`].
+pub const KIND_HEADER: &str = "Thresher-Kind";
+/// The header of a record's part, `i/n` (1-based), when it takes more than one message.
+pub const PART_HEADER: &str = "Thresher-Part";
+/// The most bytes of a record in one message: JetStream's default `max_payload` is 1 MiB, and
+/// a page's records can be larger (a 5 MB page compresses to over 1 MB at level 1).
+pub const CHUNK_BYTES: usize = 512 << 10;
+
 /// What an append found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Append {
@@ -92,6 +130,44 @@ impl PartitionLog {
         self.publish(HeaderMap::new(), record).await
     }
 
+    /// Append a record of `kind`, in parts of at most [`CHUNK_BYTES`] when it is larger (each
+    /// part fenced as any append is). `Stored` carries the last part's sequence: the record is
+    /// in the log once that part is. A writer fenced between parts leaves the parts before in
+    /// the log, which a replay drops, as it drops every record it cannot read whole.
+    pub async fn append_record(
+        &mut self,
+        kind: Kind,
+        bytes: &[u8],
+    ) -> Result<Append, ClusterError> {
+        let parts: Vec<&[u8]> = if bytes.is_empty() {
+            vec![bytes]
+        } else {
+            bytes.chunks(CHUNK_BYTES).collect()
+        };
+        let n = parts.len();
+        let mut stored = Append::Fenced;
+        for (i, part) in parts.into_iter().enumerate() {
+            let mut headers = HeaderMap::new();
+            headers.insert(KIND_HEADER, kind.name());
+            if n > 1 {
+                headers.insert(PART_HEADER, format!("{}/{n}", i + 1).as_str());
+            }
+            stored = self.publish(headers, part.to_vec()).await?;
+            if stored == Append::Fenced {
+                return Ok(Append::Fenced);
+            }
+        }
+        Ok(stored)
+    }
+
+    /// The log's records after stream sequence `after`, one at a time ([`Replay::next`]).
+    pub fn replay(&self, after: u64) -> Replay<'_> {
+        Replay {
+            log: self,
+            next: after + 1,
+        }
+    }
+
     async fn publish(
         &mut self,
         mut headers: HeaderMap,
@@ -137,6 +213,66 @@ impl PartitionLog {
                     return Ok(out)
                 }
                 Err(e) => return Err(ClusterError::engine("reading a partition log", e)),
+            }
+        }
+    }
+}
+
+/// A partition log read back record by record, in order ([`PartitionLog::replay`]): a takeover
+/// reads what the partition's writers committed, one message in memory at a time (beside the
+/// record being put together from its parts).
+pub struct Replay<'a> {
+    log: &'a PartitionLog,
+    next: u64,
+}
+
+impl Replay<'_> {
+    /// The next whole record: its last part's sequence, its kind and its bytes; `None` at the
+    /// end of the log. Takeover markers, messages of no kind (raw [`PartitionLog::append`]s)
+    /// and records missing a part (their writer was fenced part-way) are passed over.
+    pub async fn next(&mut self) -> Result<Option<(u64, Kind, Vec<u8>)>, ClusterError> {
+        // The record being put together: its kind, the parts it has, how many it has in all.
+        let mut partial: Option<(Kind, Vec<u8>, usize, usize)> = None;
+        loop {
+            let m = match self
+                .log
+                .stream
+                .get_first_raw_message_by_subject(subject(self.log.partition), self.next)
+                .await
+            {
+                Ok(m) => m,
+                Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {
+                    return Ok(None)
+                }
+                Err(e) => return Err(ClusterError::engine("reading a partition log", e)),
+            };
+            self.next = m.sequence + 1;
+            let header = |name: &str| m.headers.get(name).map(|v| v.as_str().to_string());
+            let Some(kind) = header(KIND_HEADER).as_deref().and_then(Kind::of) else {
+                // A marker (or a raw append) between two parts: the record was cut off.
+                partial = None;
+                continue;
+            };
+            let part = header(PART_HEADER).and_then(|p| {
+                let (i, n) = p.split_once('/')?;
+                Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?))
+            });
+            match part {
+                None => return Ok(Some((m.sequence, kind, m.payload.to_vec()))),
+                Some((1, n)) if n > 1 => {
+                    partial = Some((kind, m.payload.to_vec(), 1, n));
+                }
+                Some((i, n)) => match partial.take() {
+                    Some((k, mut bytes, had, total)) if k == kind && had + 1 == i && total == n => {
+                        bytes.extend_from_slice(&m.payload);
+                        if i == n {
+                            return Ok(Some((m.sequence, kind, bytes)));
+                        }
+                        partial = Some((k, bytes, i, n));
+                    }
+                    // A part out of its place: the record it belongs to is not whole.
+                    _ => {}
+                },
             }
         }
     }
