@@ -435,6 +435,82 @@ async fn records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeov
     assert_eq!(kind, Kind::Exchange);
 }
 
+/// The takeover's rebuild, end to end but for the crawl loop's own appends (not built yet): a
+/// worker's fetches as `exchange` records in its partition's log, then a new owner spools the
+/// log and imports it: the same pages and the same cleaned text, with no request to the site.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_owner_rebuilds_a_partition_from_its_log_without_a_request() {
+    use crate::crawl::{crawl_learning, crawl_learning_with, stored_urls, texts, Dirs};
+    use crate::support::{NewsSite, SiteSpec, TestServer};
+
+    let Some(nats) = nats("a_new_owner_rebuilds_a_partition_from_its_log_without_a_request") else {
+        return;
+    };
+    let server = TestServer::start(1);
+    let site = NewsSite::generate(&SiteSpec::small(23, 30));
+    server.origin(0).serve(site.site());
+    let seed = server.origin(0).url("/");
+
+    // The first owner crawls the partition's site; its fetches' records (the WARC members it
+    // wrote) go to the partition's log, with the seed as a link.
+    let first = Dirs::new();
+    let warc = first.tmp.path().join("warc");
+    let toml = format!(
+        "[crawl]\nwarc_dir = {}\n[template]\nmin_pages = 3\n",
+        toml::Value::String(warc.to_string_lossy().into_owned())
+    );
+    let (summary, _) = crawl_learning(
+        &first,
+        std::slice::from_ref(&seed),
+        &toml,
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await;
+    assert!(summary.stored >= 20, "{summary:?}");
+    let engine = Engine::connect(&nats.url).await.expect("connect");
+    engine
+        .init(&spec(4, Duration::from_secs(15)))
+        .await
+        .expect("init");
+    let mut log = engine.log(2, "worker-a").await.expect("open");
+    log.append_record(Kind::Link, seed.as_bytes())
+        .await
+        .expect("append");
+    for f in std::fs::read_dir(&warc).expect("WARC dir") {
+        let bytes = std::fs::read(f.expect("entry").path()).expect("read");
+        assert!(matches!(
+            log.append_record(Kind::Exchange, &bytes)
+                .await
+                .expect("append"),
+            Append::Stored(_)
+        ));
+    }
+    let served = server.origin(0).log().len();
+
+    // The next owner: spool, import, crawl on.
+    let second = Dirs::new();
+    let taken = engine.log(2, "worker-b").await.expect("take over");
+    let spool = second.tmp.path().join("p2.warc.gz");
+    let spooled = taken.spool(0, &spool).await.expect("spool");
+    assert_eq!(spooled.links, std::slice::from_ref(&seed));
+    assert!(spooled.exchanges >= 1 && spooled.last > 0, "{spooled:?}");
+    let options = thresher::crawl::RunOptions {
+        import: vec![spool],
+        ..Default::default()
+    };
+    let (summary2, _) = crawl_learning_with(
+        &second,
+        &spooled.links,
+        "[template]\nmin_pages = 3\n",
+        options,
+    )
+    .await;
+    assert_eq!(server.origin(0).log().len(), served, "no request");
+    assert_eq!(summary2.imported.map(|i| i.pages), Some(summary.stored));
+    assert_eq!(stored_urls(&second.store()), stored_urls(&first.store()));
+    assert_eq!(texts(&second.out()), texts(&first.out()), "the same text");
+}
+
 #[tokio::test]
 async fn status_cluster_shows_the_workers_and_the_partitions_each_holds() {
     let Some(server) = nats("status_cluster_shows_the_workers_and_the_partitions_each_holds")

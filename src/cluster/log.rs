@@ -5,6 +5,9 @@
 //! takeover's replay. Opening a log appends a takeover marker, so the previous writer is fenced
 //! from that moment, before the new owner's first commit.
 
+use std::io::Write;
+use std::path::Path;
+
 use async_nats::jetstream::{self, context::PublishErrorKind, stream};
 use async_nats::HeaderMap;
 
@@ -160,6 +163,41 @@ impl PartitionLog {
         Ok(stored)
     }
 
+    /// A takeover's read of the log after stream sequence `after`: every `exchange` record's
+    /// bytes written one after another to `exchanges` (gzip members, so the file is a WARC file
+    /// the crawl imports), every `link` record's URL returned, in order. The file is the new
+    /// owner's scratch, made anew at each takeover (a kill part-way leaves nothing another
+    /// takeover needs).
+    pub async fn spool(&self, after: u64, exchanges: &Path) -> Result<Spooled, ClusterError> {
+        let io = |e: std::io::Error| {
+            ClusterError::engine(
+                "writing a partition's records",
+                format!("{}: {e}", exchanges.display()),
+            )
+        };
+        let mut out = std::io::BufWriter::new(std::fs::File::create(exchanges).map_err(io)?);
+        let mut spooled = Spooled {
+            last: after,
+            exchanges: 0,
+            links: Vec::new(),
+        };
+        let mut replay = self.replay(after);
+        while let Some((seq, kind, bytes)) = replay.next().await? {
+            spooled.last = seq;
+            match kind {
+                Kind::Exchange => {
+                    out.write_all(&bytes).map_err(io)?;
+                    spooled.exchanges += 1;
+                }
+                Kind::Link => spooled
+                    .links
+                    .push(String::from_utf8_lossy(&bytes).into_owned()),
+            }
+        }
+        out.flush().map_err(io)?;
+        Ok(spooled)
+    }
+
     /// The log's records after stream sequence `after`, one at a time ([`Replay::next`]).
     pub fn replay(&self, after: u64) -> Replay<'_> {
         Replay {
@@ -216,6 +254,18 @@ impl PartitionLog {
             }
         }
     }
+}
+
+/// What [`PartitionLog::spool`] read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Spooled {
+    /// The sequence of the last record read (`after` when there was none): where the next
+    /// replay of this partition starts.
+    pub last: u64,
+    /// `exchange` records written to the file.
+    pub exchanges: u64,
+    /// The `link` records' URLs, in order.
+    pub links: Vec<String>,
 }
 
 /// A partition log read back record by record, in order ([`PartitionLog::replay`]): a takeover

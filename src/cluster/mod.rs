@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use lease::{Lease, Leases, Renewal};
 pub use links::{InboundLink, LinkInbox, Sent};
-pub use log::{Append, Kind, PartitionLog, Replay};
+pub use log::{Append, Kind, PartitionLog, Replay, Spooled};
 pub use share::{Round, Share};
 
 /// The bucket holding the cluster's spec (key [`SPEC_KEY`]).
