@@ -1,5 +1,5 @@
-//! Importing WARC files into a crawl (`crawl --import-warc`, docs/crawler.md "Importing WARC
-//! files"): each HTML response they hold within the crawl's scope is stored as a page this
+//! Importing WARC files into a crawl (`crawl --import-warc`, docs/warc.md "Reading them back
+//! into a crawl"): each HTML response they hold within the crawl's scope is stored as a page this
 //! crawl fetched (parsed, its links queued, handed to inline learning), after the URLs of every
 //! response in them have entered the seen set, so the crawl goes on fetching only what the
 //! files lack. A cluster partition's next owner is to rebuild a partition from its log the same
@@ -14,9 +14,8 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::fetch::{is_html_type, looks_like_html, Response, KEPT_HEADERS};
-use super::scheduler::{PageSink, StoredPage};
 use super::url as urls;
-use super::worker::{self, Ctx, Verdict, WorkerError};
+use super::worker::{self, Ctx, PageSink, StoredPage, Verdict, WorkerError};
 use crate::store::{Commit, QueueEntry, StoreError, DISCOVER_BATCH};
 use crate::warc::{self, HttpResponse, Record};
 

@@ -25,6 +25,7 @@ use super::url as urls;
 use super::worker::{
     self, Ctx, Job, JobResult, Processing, Slot, TaskOutput, Verdict, WorkerError,
 };
+pub use super::worker::{PageSink, StoredPage};
 use super::CrawlError;
 use crate::config::Config;
 use crate::store::{
@@ -44,16 +45,6 @@ const DISPATCH_BUDGET: usize = 256;
 /// A dispatch that started nothing and left its origin due again is a bug; the origin is held
 /// this long (and the bug logged) instead of spinning the loop.
 const STUCK_HOLD: Duration = Duration::from_millis(250);
-
-/// A page the crawl stored (for inline template learning).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredPage {
-    pub site: String,
-    pub page_id: u64,
-}
-
-/// Told of every page the crawl stores (inline template learning listens here).
-pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
 
 /// Knobs of one run that are not crawl settings.
 #[derive(Clone, Debug)]

@@ -30,6 +30,16 @@ use crate::warc::files::WarcWriteError;
 use crate::warc::write::unix_ms;
 use crate::warc::write::Deflated;
 
+/// A page the crawl stored (for inline template learning).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredPage {
+    pub site: String,
+    pub page_id: u64,
+}
+
+/// Told of every page the crawl stores (inline template learning listens here).
+pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
+
 /// What the workers share.
 pub struct Ctx {
     pub config: Arc<Config>,
