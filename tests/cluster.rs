@@ -414,7 +414,7 @@ async fn records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeov
         Append::Stored(_)
     ));
 
-    let mut replay = b.replay(0);
+    let mut replay = b.replay(0).await.expect("replay");
     let mut got = Vec::new();
     while let Some((_, kind, bytes)) = replay.next().await.expect("replay") {
         got.push((kind, bytes));
@@ -430,7 +430,7 @@ async fn records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeov
     assert_eq!(got[2], (Kind::Exchange, b"small".to_vec()));
     assert_eq!(got[3], (Kind::Link, b"http://127.0.0.1:1/after".to_vec()));
     // From a sequence on: what came after it.
-    let mut from = b.replay(after_link);
+    let mut from = b.replay(after_link).await.expect("replay");
     let (_, kind, _) = from.next().await.expect("replay").expect("a record");
     assert_eq!(kind, Kind::Exchange);
 }

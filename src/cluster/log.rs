@@ -8,8 +8,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use async_nats::jetstream::{self, context::PublishErrorKind, stream};
+use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
 use async_nats::HeaderMap;
+use futures::StreamExt;
 
 use super::{ClusterError, LOG_STREAM};
 
@@ -181,7 +182,7 @@ impl PartitionLog {
             exchanges: 0,
             links: Vec::new(),
         };
-        let mut replay = self.replay(after);
+        let mut replay = self.replay(after).await?;
         while let Some((seq, kind, bytes)) = replay.next().await? {
             spooled.last = seq;
             match kind {
@@ -198,12 +199,33 @@ impl PartitionLog {
         Ok(spooled)
     }
 
-    /// The log's records after stream sequence `after`, one at a time ([`Replay::next`]).
-    pub fn replay(&self, after: u64) -> Replay<'_> {
-        Replay {
-            log: self,
-            next: after + 1,
-        }
+    /// The log's records after stream sequence `after`, up to the last one appended by now,
+    /// one at a time ([`Replay::next`]), through an ordered consumer (the engine pushes the
+    /// messages in order, without a request each).
+    pub async fn replay(&self, after: u64) -> Result<Replay, ClusterError> {
+        let end = self.last_sequence().await?;
+        let messages = if end > after {
+            let consumer = self
+                .stream
+                .create_consumer(consumer::pull::OrderedConfig {
+                    filter_subject: subject(self.partition),
+                    deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                        start_sequence: after + 1,
+                    },
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| ClusterError::engine("replaying a partition log", e))?;
+            Some(
+                consumer
+                    .messages()
+                    .await
+                    .map_err(|e| ClusterError::engine("replaying a partition log", e))?,
+            )
+        } else {
+            None
+        };
+        Ok(Replay { messages, end })
     }
 
     async fn publish(
@@ -271,12 +293,14 @@ pub struct Spooled {
 /// A partition log read back record by record, in order ([`PartitionLog::replay`]): a takeover
 /// reads what the partition's writers committed, one message in memory at a time (beside the
 /// record being put together from its parts).
-pub struct Replay<'a> {
-    log: &'a PartitionLog,
-    next: u64,
+pub struct Replay {
+    /// `None` when there is nothing to read.
+    messages: Option<consumer::pull::Ordered>,
+    /// The last sequence on the subject when the replay began: it ends there.
+    end: u64,
 }
 
-impl Replay<'_> {
+impl Replay {
     /// The next whole record: its last part's sequence, its kind and its bytes; `None` at the
     /// end of the log. Takeover markers, messages of no kind (raw [`PartitionLog::append`]s)
     /// and records missing a part (their writer was fenced part-way) are passed over.
@@ -284,20 +308,27 @@ impl Replay<'_> {
         // The record being put together: its kind, the parts it has, how many it has in all.
         let mut partial: Option<(Kind, Vec<u8>, usize, usize)> = None;
         loop {
-            let m = match self
-                .log
-                .stream
-                .get_first_raw_message_by_subject(subject(self.log.partition), self.next)
-                .await
-            {
-                Ok(m) => m,
-                Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {
-                    return Ok(None)
-                }
-                Err(e) => return Err(ClusterError::engine("reading a partition log", e)),
+            let Some(messages) = self.messages.as_mut() else {
+                return Ok(None);
             };
-            self.next = m.sequence + 1;
-            let header = |name: &str| m.headers.get(name).map(|v| v.as_str().to_string());
+            let m = match messages.next().await {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => return Err(ClusterError::engine("replaying a partition log", e)),
+                None => return Ok(None),
+            };
+            let sequence = m
+                .info()
+                .map_err(|e| ClusterError::engine("replaying a partition log", e))?
+                .stream_sequence;
+            if sequence >= self.end {
+                self.messages = None;
+            }
+            let header = |name: &str| {
+                m.headers
+                    .as_ref()
+                    .and_then(|h| h.get(name))
+                    .map(|v| v.as_str().to_string())
+            };
             let Some(kind) = header(KIND_HEADER).as_deref().and_then(Kind::of) else {
                 // A marker (or a raw append) between two parts: the record was cut off.
                 partial = None;
@@ -308,7 +339,7 @@ impl Replay<'_> {
                 Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?))
             });
             match part {
-                None => return Ok(Some((m.sequence, kind, m.payload.to_vec()))),
+                None => return Ok(Some((sequence, kind, m.payload.to_vec()))),
                 Some((1, n)) if n > 1 => {
                     partial = Some((kind, m.payload.to_vec(), 1, n));
                 }
@@ -316,7 +347,7 @@ impl Replay<'_> {
                     Some((k, mut bytes, had, total)) if k == kind && had + 1 == i && total == n => {
                         bytes.extend_from_slice(&m.payload);
                         if i == n {
-                            return Ok(Some((m.sequence, kind, bytes)));
+                            return Ok(Some((sequence, kind, bytes)));
                         }
                         partial = Some((k, bytes, i, n));
                     }
