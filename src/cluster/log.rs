@@ -26,7 +26,20 @@ pub struct PartitionLog {
     partition: u32,
     /// The last sequence on the subject this writer knows of (0: none).
     last: u64,
+    /// This writer's id (header [`WRITER_HEADER`] of its appends).
+    writer: String,
+    /// Appends this handle made (header [`APPEND_HEADER`] numbers them from 1).
+    appended: u64,
 }
+
+/// The header naming the writer of an append.
+pub const WRITER_HEADER: &str = "Thresher-Writer";
+/// The header numbering the messages a writer's handle publishes (1, 2, …; the takeover marker
+/// is 1): with [`WRITER_HEADER`], how a writer knows its own append when the ack was lost.
+pub const APPEND_HEADER: &str = "Thresher-Append";
+/// How long an append is retried through errors the engine may recover from (a new leader is
+/// elected within seconds; a worker's lease lasts longer than this only if its TTL does).
+pub const APPEND_RETRY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The header of a takeover marker (its value: the new writer's id); replay skips markers.
 pub const MARKER_HEADER: &str = "Thresher-Takeover";
@@ -97,6 +110,8 @@ impl PartitionLog {
             stream,
             partition,
             last: 0,
+            writer: writer.to_string(),
+            appended: 0,
         };
         log.last = log.last_sequence().await?;
         let mut marker = HeaderMap::new();
@@ -228,28 +243,76 @@ impl PartitionLog {
         Ok(Replay { messages, end })
     }
 
+    /// Publish one message fenced by this writer's last sequence, naming the writer and its
+    /// append's number. An error the engine may recover from (a leader election: a timeout,
+    /// no responders) is retried with the same message for up to [`APPEND_RETRY`]; an append
+    /// refused as out of sequence is this writer's own when the subject's last message carries
+    /// its name and this append's number (the first try was stored, its ack lost), else the
+    /// partition is another writer's now.
     async fn publish(
         &mut self,
         mut headers: HeaderMap,
         record: Vec<u8>,
     ) -> Result<Append, ClusterError> {
+        let number = (self.appended + 1).to_string();
         headers.insert(
             async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE,
             self.last.to_string().as_str(),
         );
-        let ack = self
-            .js
-            .publish_with_headers(subject(self.partition), headers, record.into())
-            .await
-            .map_err(|e| ClusterError::engine("appending to a partition log", e))?;
-        match ack.await {
-            Ok(ack) => {
-                self.last = ack.sequence;
-                Ok(Append::Stored(ack.sequence))
+        headers.insert(WRITER_HEADER, self.writer.as_str());
+        headers.insert(APPEND_HEADER, number.as_str());
+        let started = std::time::Instant::now();
+        loop {
+            let sent = self
+                .js
+                .publish_with_headers(
+                    subject(self.partition),
+                    headers.clone(),
+                    record.clone().into(),
+                )
+                .await;
+            let error = match sent {
+                Ok(ack) => match ack.await {
+                    Ok(ack) => {
+                        self.last = ack.sequence;
+                        self.appended += 1;
+                        return Ok(Append::Stored(ack.sequence));
+                    }
+                    Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                        return self.own_or_fenced(&number).await;
+                    }
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e.to_string(),
+            };
+            if started.elapsed() >= APPEND_RETRY {
+                return Err(ClusterError::engine("appending to a partition log", error));
             }
-            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => Ok(Append::Fenced),
-            Err(e) => Err(ClusterError::engine("appending to a partition log", e)),
+            tracing::debug!(
+                partition = self.partition,
+                "append failed ({error}); retrying"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
+    }
+
+    /// After an append refused as out of sequence: `Stored` when the subject's last message is
+    /// this writer's append `number` (an earlier try of it got in), else `Fenced`.
+    async fn own_or_fenced(&mut self, number: &str) -> Result<Append, ClusterError> {
+        let last = self
+            .stream
+            .get_last_raw_message_by_subject(&subject(self.partition))
+            .await
+            .map_err(|e| ClusterError::engine("reading a partition log", e))?;
+        let header = |name: &str| last.headers.get(name).map(|v| v.as_str().to_string());
+        if header(WRITER_HEADER).as_deref() == Some(self.writer.as_str())
+            && header(APPEND_HEADER).as_deref() == Some(number)
+        {
+            self.last = last.sequence;
+            self.appended += 1;
+            return Ok(Append::Stored(last.sequence));
+        }
+        Ok(Append::Fenced)
     }
 
     /// The records of the log after stream sequence `after`, in order, with their sequences
