@@ -111,6 +111,12 @@ pub struct CrawlArgs {
     /// skipped).
     #[arg(long, value_name = "PATH")]
     pub import_warc: Vec<PathBuf>,
+    /// Crawl as one worker of a cluster on the NATS JetStream engine at URLS (comma-separated
+    /// `nats://host:port`; `thresher cluster init` first; built with `--features cluster`):
+    /// this worker crawls the partitions it holds, and the crawl ends when every worker is
+    /// idle (docs/cluster.md).
+    #[arg(long, value_name = "URLS")]
+    pub cluster: Option<String>,
     /// Stop after this many pages stored (0 = unlimited).
     #[arg(long)]
     pub max_pages: Option<u64>,
@@ -379,6 +385,9 @@ impl CrawlArgs {
         }
         for v in &self.import_warc {
             flag("import-warc", path(v));
+        }
+        if let Some(v) = &self.cluster {
+            flag("cluster", v.clone());
         }
         if let Some(v) = &self.out {
             flag("out", path(v));

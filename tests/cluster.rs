@@ -752,6 +752,317 @@ async fn no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_kill
     assert_eq!(got, acknowledged);
 }
 
+/// `thresher crawl --cluster URL SEEDS… --data D --out O` as a child process (the binary built
+/// with this test's features), with a 50 ms politeness delay.
+fn cluster_worker(url: &str, seeds: &[String], dir: &std::path::Path) -> Child {
+    let config = dir.join("thresher.toml");
+    std::fs::create_dir_all(dir).expect("worker dir");
+    std::fs::write(&config, "[template]\nmin_pages = 3\n").expect("config");
+    Command::new(thresher_bin())
+        .arg("crawl")
+        .args(seeds)
+        .args(["--cluster", url, "--quiet", "--delay", "50ms", "--config"])
+        .arg(&config)
+        .arg("--data")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .env("THRESHER_LOG", "thresher=info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("worker.log")).expect("log file"))
+        .spawn()
+        .expect("start a worker")
+}
+
+/// Wait for `child` to exit within `limit`; its exit status.
+fn wait_for(child: &mut Child, limit: Duration, log: &std::path::Path) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "the worker did not finish within {limit:?}; its log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The URLs of the pages stored in the data directory under `dir`.
+fn stored_in(dir: &std::path::Path) -> BTreeSet<String> {
+    let store = thresher::store::Store::open(&dir.join("data"), 8 << 20).expect("store");
+    crate::crawl::stored_urls(&store)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_crawl_four_sites_between_them_each_page_once_and_politely() {
+    use crate::support::{NewsSite, SiteSpec, TestServer};
+    let Some(nats) = nats("two_workers_crawl_four_sites_between_them_each_page_once_and_politely")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&nats.url).await.expect("connect");
+    engine
+        .init(&spec(8, Duration::from_secs(2)))
+        .await
+        .expect("init");
+    let server = TestServer::start(4);
+    let sites: Vec<NewsSite> = (0..4)
+        .map(|i| NewsSite::generate(&SiteSpec::small(40 + i, 15)))
+        .collect();
+    for (i, site) in sites.iter().enumerate() {
+        server.origin(i).serve(site.site());
+    }
+    let seeds: Vec<String> = (0..4).map(|i| server.origin(i).url("/")).collect();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let mut wa = cluster_worker(&nats.url, &seeds, &a);
+    let mut wb = cluster_worker(&nats.url, &seeds, &b);
+    let sa = wait_for(&mut wa, Duration::from_secs(120), &a.join("worker.log"));
+    let sb = wait_for(&mut wb, Duration::from_secs(120), &b.join("worker.log"));
+    let logs = || {
+        format!(
+            "worker a:\n{}\nworker b:\n{}",
+            std::fs::read_to_string(a.join("worker.log")).unwrap_or_default(),
+            std::fs::read_to_string(b.join("worker.log")).unwrap_or_default()
+        )
+    };
+    assert!(sa.success() && sb.success(), "{sa} {sb}\n{}", logs());
+    for (i, site) in sites.iter().enumerate() {
+        site.check_fetched_once(server.origin(i), &["/robots.txt"])
+            .unwrap_or_else(|e| panic!("site {i}:\n{e}\n{}", logs()));
+        assert_eq!(
+            server.origin(i).max_in_flight(),
+            1,
+            "site {i}: one request at a time"
+        );
+        let gap = server.origin(i).min_gap().expect("requests");
+        assert!(
+            gap >= Duration::from_millis(45),
+            "site {i}: a gap of {gap:?}"
+        );
+    }
+    let (pa, pb) = (stored_in(&a), stored_in(&b));
+    let all: BTreeSet<String> = pa.union(&pb).cloned().collect();
+    let expected: usize = sites.iter().map(|s| s.reachable().len()).sum();
+    assert_eq!(
+        all.len(),
+        expected,
+        "every page stored by one worker or the other"
+    );
+    // Both worked (a partition handed from one to the other brings its pages along: a page
+    // may be in both stores, fetched once).
+    assert!(
+        !pa.is_empty() && !pb.is_empty(),
+        "{} and {} pages",
+        pa.len(),
+        pb.len()
+    );
+}
+
+/// kill -9 of a worker mid-crawl: the other takes its partitions over once their leases lapse,
+/// imports what the killed one committed, and finishes the crawl; only requests in flight at
+/// the kill are made again, and the survivor's cleaned text equals a one-machine crawl's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice() {
+    use crate::support::{NewsSite, SiteSpec, TestServer};
+    let Some(nats) = nats("a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&nats.url).await.expect("connect");
+    engine
+        .init(&spec(8, Duration::from_secs(2)))
+        .await
+        .expect("init");
+    let server = TestServer::start(4);
+    let sites: Vec<NewsSite> = (0..4)
+        .map(|i| NewsSite::generate(&SiteSpec::small(50 + i, 30)))
+        .collect();
+    for (i, site) in sites.iter().enumerate() {
+        server.origin(i).serve(site.site());
+    }
+    let seeds: Vec<String> = (0..4).map(|i| server.origin(i).url("/")).collect();
+    let served = || (0..4).map(|i| server.origin(i).log().len()).sum::<usize>();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let mut wa = cluster_worker(&nats.url, &seeds, &a);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while served() < 40 {
+        assert!(Instant::now() < deadline, "worker a fetched too little");
+        assert!(
+            wa.try_wait().expect("wait").is_none(),
+            "worker a ended early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wa.kill().expect("kill -9 worker a");
+    let _ = wa.wait();
+    let mut wb = cluster_worker(&nats.url, &seeds, &b);
+    let sb = wait_for(&mut wb, Duration::from_secs(120), &b.join("worker.log"));
+    let log = std::fs::read_to_string(b.join("worker.log")).unwrap_or_default();
+    assert!(sb.success(), "{sb}\n{log}");
+
+    // Nothing lost: the survivor holds every page (the killed worker's by import).
+    let pb = stored_in(&b);
+    let all: BTreeSet<String> = sites
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.reachable()
+                .into_iter()
+                .map(|p| server.origin(i).url(&p))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let missing: Vec<&String> = all.difference(&pb).collect();
+    assert!(
+        missing.is_empty(),
+        "lost: {} pages\nworker b:\n{log}\nworker a:\n{}",
+        missing.len(),
+        std::fs::read_to_string(a.join("worker.log")).unwrap_or_default()
+    );
+    // Fetched twice: only what was in flight at the kill (one request an origin at most).
+    for i in 0..4 {
+        let twice: Vec<String> = server
+            .origin(i)
+            .hit_counts()
+            .into_iter()
+            .filter(|(t, n)| *n > 1 && t != "/robots.txt")
+            .map(|(t, n)| format!("{t} x{n}"))
+            .collect();
+        assert!(twice.len() <= 1, "site {i}: {twice:?}\n{log}");
+        assert_eq!(server.origin(i).max_in_flight(), 1, "site {i}");
+    }
+
+    // The survivor's cleaned text equals a one-machine crawl's of the same sites.
+    let single = crate::crawl::Dirs::new();
+    crate::crawl::crawl_learning(
+        &single,
+        &seeds,
+        "[template]\nmin_pages = 3\n",
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        crate::crawl::texts(&b.join("out")),
+        crate::crawl::texts(&single.out()),
+        "the same cleaned text"
+    );
+}
+
+/// A worker stopped (SIGSTOP) past its lease TTL, then resumed (SIGCONT): its partitions went
+/// to the other worker meanwhile, and the stale one fetches and commits nothing for them: no
+/// page is fetched twice but those in flight at the stop, no origin ever sees two requests at
+/// once, and the crawl ends with every page stored and the one-machine crawl's text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_worker_that_comes_back_fetches_and_writes_nothing_for_partitions_it_lost() {
+    use crate::support::{NewsSite, SiteSpec, TestServer};
+    let Some(nats) =
+        nats("a_stopped_worker_that_comes_back_fetches_and_writes_nothing_for_partitions_it_lost")
+    else {
+        return;
+    };
+    let engine = Engine::connect(&nats.url).await.expect("connect");
+    engine
+        .init(&spec(8, Duration::from_secs(2)))
+        .await
+        .expect("init");
+    let server = TestServer::start(4);
+    let sites: Vec<NewsSite> = (0..4)
+        .map(|i| NewsSite::generate(&SiteSpec::small(60 + i, 30)))
+        .collect();
+    for (i, site) in sites.iter().enumerate() {
+        server.origin(i).serve(site.site());
+    }
+    let seeds: Vec<String> = (0..4).map(|i| server.origin(i).url("/")).collect();
+    let served = || (0..4).map(|i| server.origin(i).log().len()).sum::<usize>();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let mut wa = cluster_worker(&nats.url, &seeds, &a);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while served() < 30 {
+        assert!(Instant::now() < deadline, "worker a fetched too little");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signal = |sig: &str| {
+        let ok = Command::new("kill")
+            .args([sig, &wa.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig}");
+    };
+    signal("-STOP");
+    let mut wb = cluster_worker(&nats.url, &seeds, &b);
+    // Three TTLs: a's leases lapse, b takes them over and crawls on.
+    std::thread::sleep(Duration::from_secs(6));
+    signal("-CONT");
+    let sb = wait_for(&mut wb, Duration::from_secs(120), &b.join("worker.log"));
+    let sa = wait_for(&mut wa, Duration::from_secs(120), &a.join("worker.log"));
+    let logs = format!(
+        "worker a:\n{}\nworker b:\n{}",
+        std::fs::read_to_string(a.join("worker.log")).unwrap_or_default(),
+        std::fs::read_to_string(b.join("worker.log")).unwrap_or_default()
+    );
+    assert!(sa.success() && sb.success(), "{sa} {sb}\n{logs}");
+    for i in 0..4 {
+        let twice: Vec<String> = server
+            .origin(i)
+            .hit_counts()
+            .into_iter()
+            .filter(|(t, n)| *n > 1 && t != "/robots.txt")
+            .map(|(t, n)| format!("{t} x{n}"))
+            .collect();
+        assert!(twice.len() <= 1, "site {i}: {twice:?}\n{logs}");
+        assert_eq!(server.origin(i).max_in_flight(), 1, "site {i}\n{logs}");
+    }
+    let all: BTreeSet<String> = sites
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.reachable()
+                .into_iter()
+                .map(|p| server.origin(i).url(&p))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let (pa, pb) = (stored_in(&a), stored_in(&b));
+    let union: BTreeSet<String> = pa.union(&pb).cloned().collect();
+    assert_eq!(union, all, "every page stored\n{logs}");
+}
+
+#[test]
+fn a_worker_that_cannot_reach_the_engine_says_so_exits_non_zero_and_writes_nothing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let out = Command::new(thresher_bin())
+        .args([
+            "crawl",
+            "http://127.0.0.1:9/",
+            "--cluster",
+            "nats://127.0.0.1:1",
+        ])
+        .arg("--data")
+        .arg(&data)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .output()
+        .expect("run thresher");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("cannot reach the NATS engine at nats://127.0.0.1:1"),
+        "{err}"
+    );
+    assert!(!data.exists(), "nothing written");
+    assert!(!tmp.path().join("out").exists(), "nothing written");
+}
+
 #[tokio::test]
 async fn status_cluster_shows_the_workers_and_the_partitions_each_holds() {
     let Some(server) = nats("status_cluster_shows_the_workers_and_the_partitions_each_holds")

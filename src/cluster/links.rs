@@ -101,6 +101,16 @@ impl LinkInbox {
         Ok(LinkInbox { consumer })
     }
 
+    /// Links not yet acknowledged: waiting to be pulled, or pulled and not acknowledged.
+    pub async fn waiting(&mut self) -> Result<u64, ClusterError> {
+        let info = self
+            .consumer
+            .info()
+            .await
+            .map_err(|e| ClusterError::engine("reading a link inbox", e))?;
+        Ok(info.num_pending + info.num_ack_pending as u64)
+    }
+
     /// Up to `max` waiting links, waiting at most `wait` for the first.
     pub async fn next(&self, max: usize, wait: Duration) -> Result<Vec<InboundLink>, ClusterError> {
         let mut batch = self

@@ -52,8 +52,8 @@ pub enum Kind {
     /// exactly as `--warc-out` writes them: a new owner imports them as pages this crawl fetched
     /// (`crawl::import`, docs/cluster.md).
     Exchange,
-    /// A URL the partition was handed (a seed, or another partition's link from its inbox),
-    /// committed before the inbox message is acknowledged.
+    /// URLs the partition was handed (seeds, or other partitions' links from its inbox), one
+    /// a line, committed before the inbox messages are acknowledged.
     Link,
 }
 
@@ -205,9 +205,12 @@ impl PartitionLog {
                     out.write_all(&bytes).map_err(io)?;
                     spooled.exchanges += 1;
                 }
-                Kind::Link => spooled
-                    .links
-                    .push(String::from_utf8_lossy(&bytes).into_owned()),
+                Kind::Link => spooled.links.extend(
+                    String::from_utf8_lossy(&bytes)
+                        .lines()
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_string),
+                ),
             }
         }
         out.flush().map_err(io)?;

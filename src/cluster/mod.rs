@@ -31,6 +31,9 @@ pub const META_BUCKET: &str = "thresher-meta";
 pub const LEASE_BUCKET: &str = "thresher-leases";
 /// The bucket where live workers announce themselves (same TTL as a lease).
 pub const MEMBER_BUCKET: &str = "thresher-members";
+/// The bucket where each live worker says whether it is idle (key: its id; value `idle` or
+/// `busy`; same TTL as a lease): the crawl is done when every live worker is.
+pub const IDLE_BUCKET: &str = "thresher-idle";
 /// The stream of per-partition commit logs (subjects `thresher.log.<partition>`).
 pub const LOG_STREAM: &str = "thresher-log";
 /// The stream of links handed to the partition that owns them (`thresher.links.<partition>`),
@@ -200,6 +203,7 @@ impl Report {
 }
 
 /// A connection to the engine.
+#[derive(Clone)]
 pub struct Engine {
     urls: String,
     js: jetstream::Context,
@@ -264,7 +268,7 @@ impl Engine {
             }
             Err(e) => return Err(ClusterError::engine("storing the spec", e)),
         };
-        for bucket in [LEASE_BUCKET, MEMBER_BUCKET] {
+        for bucket in [LEASE_BUCKET, MEMBER_BUCKET, IDLE_BUCKET] {
             self.js
                 .create_key_value(kv::Config {
                     bucket: bucket.to_string(),
@@ -389,6 +393,54 @@ impl Engine {
     pub async fn inbox(&self, partition: u32) -> Result<LinkInbox, ClusterError> {
         let spec = self.spec().await?;
         LinkInbox::open(&self.js, partition, spec.lease_ttl).await
+    }
+
+    /// Say whether worker `id` is idle (no work in its partitions, nothing in flight); the
+    /// entry lapses with the worker.
+    pub async fn set_idle(&self, id: &str, idle: bool) -> Result<(), ClusterError> {
+        let bucket = self.bucket(IDLE_BUCKET).await?;
+        let value = if idle { "idle" } else { "busy" };
+        bucket
+            .put(id, value.as_bytes().to_vec().into())
+            .await
+            .map_err(|e| ClusterError::engine("storing a worker's state", e))?;
+        Ok(())
+    }
+
+    /// Whether the whole crawl has nothing left to do now: every live worker says it is idle,
+    /// every partition is held, and no partition has links waiting in its inbox.
+    pub async fn all_done(&self) -> Result<bool, ClusterError> {
+        let members = share::keys(&self.bucket(MEMBER_BUCKET).await?).await?;
+        let idle = self.bucket(IDLE_BUCKET).await?;
+        for m in &members {
+            let state = idle
+                .get(m)
+                .await
+                .map_err(|e| ClusterError::engine("reading a worker's state", e))?;
+            if state.as_deref() != Some(&b"idle"[..]) {
+                return Ok(false);
+            }
+        }
+        let spec = self.spec().await?;
+        let held = share::keys(&self.bucket(LEASE_BUCKET).await?).await?.len();
+        if members.is_empty() || held < spec.partitions as usize {
+            return Ok(false);
+        }
+        for p in 0..spec.partitions {
+            if self.inbox(p).await?.waiting().await? > 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    async fn bucket(&self, name: &str) -> Result<kv::Store, ClusterError> {
+        self.js.get_key_value(name).await.map_err(|e| {
+            ClusterError::engine(
+                &format!("opening bucket {name} (run `thresher cluster init` again)"),
+                e,
+            )
+        })
     }
 
     /// Join the cluster as worker `id` (unique per process, e.g. host, pid and start time):

@@ -38,6 +38,10 @@ pub enum CrawlCmdError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Crawl(#[from] CrawlError),
+    /// `--cluster`: the engine could not be used (unreachable, not initialised), or this build
+    /// has no cluster mode.
+    #[error("{0}")]
+    Cluster(String),
     #[error("cannot create {path}: {source}")]
     Dir {
         path: PathBuf,
@@ -120,7 +124,16 @@ pub fn run(
     shutdown: CancellationToken,
     progress: Arc<Progress>,
 ) -> Result<CrawlSummary, CrawlCmdError> {
-    let config = super::settings(&args.settings, overrides(args))?;
+    let mut config = super::settings(&args.settings, overrides(args))?;
+    if let Some(urls) = &args.cluster {
+        // The engine first: a worker that cannot use it writes nothing at all.
+        check_cluster(urls)?;
+    }
+    if args.cluster.is_some() && config.crawl.warc_dir.is_none() {
+        // A cluster worker's partition logs carry each fetch's WARC records, which the
+        // archive builds: it keeps its own files too.
+        config.crawl.warc_dir = Some(config.crawl.data_dir.join("warc"));
+    }
     let seeds = seeds_of(args)?;
     std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
         path: config.crawl.data_dir.clone(),
@@ -157,10 +170,23 @@ pub fn run(
         .template
         .inline
         .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
-    let options = RunOptions {
+    let mut options = RunOptions {
         recrawl: config.recrawl.enabled,
         import: args.import_warc.clone(),
         ..RunOptions::default()
+    };
+    let worker = match &args.cluster {
+        None => None,
+        Some(urls) => Some(join_cluster(
+            &runtime,
+            urls,
+            &config,
+            &store,
+            &stats,
+            &seeds,
+            &shutdown,
+            &mut options,
+        )?),
     };
     let (summary, learned) = runtime.block_on(crawl_and_learn(
         config.clone(),
@@ -173,6 +199,12 @@ pub fn run(
         info.clone(),
         options,
     ));
+    if let Some(task) = worker {
+        runtime
+            .block_on(task)
+            .map_err(|e| CrawlCmdError::Cluster(format!("the cluster worker's task failed: {e}")))?
+            .map_err(|e| CrawlCmdError::Cluster(e.to_string()))?;
+    }
     progress.tick(&stats);
     progress.finish();
     let summary = summary?;
@@ -194,6 +226,78 @@ pub fn run(
         _ => Ok(summary),
     }
 }
+
+/// `--cluster URLS`: join the cluster as a worker; the crawl gets its hooks in `options`, and
+/// the worker's task is returned to be awaited once the crawl ends.
+#[allow(clippy::too_many_arguments)]
+fn join_cluster(
+    runtime: &tokio::runtime::Runtime,
+    urls: &str,
+    config: &Config,
+    store: &Arc<Store>,
+    stats: &Arc<CrawlStats>,
+    seeds: &[url::Url],
+    shutdown: &CancellationToken,
+    options: &mut RunOptions,
+) -> Result<ClusterTask, CrawlCmdError> {
+    #[cfg(feature = "cluster")]
+    {
+        let worker = runtime
+            .block_on(super::crawl_cluster::start(
+                urls,
+                config,
+                store.clone(),
+                stats.clone(),
+                seeds.to_vec(),
+                shutdown.clone(),
+            ))
+            .map_err(|e| CrawlCmdError::Cluster(e.to_string()))?;
+        options.partitioned = Some(worker.hooks);
+        options.external = Some(worker.external);
+        options.ctx_out = Some(worker.ctx_out);
+        Ok(worker.task)
+    }
+    #[cfg(not(feature = "cluster"))]
+    {
+        let _ = (
+            runtime, urls, config, store, stats, seeds, shutdown, options,
+        );
+        Err(CrawlCmdError::Cluster(
+            super::cluster::ClusterCmdError::NotBuilt.to_string(),
+        ))
+    }
+}
+
+/// `--cluster URLS`: the engine answers and the cluster is initialised (else the error says
+/// which), before the crawl touches its data directory.
+fn check_cluster(urls: &str) -> Result<(), CrawlCmdError> {
+    #[cfg(feature = "cluster")]
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(CrawlCmdError::Runtime)?;
+        runtime
+            .block_on(async {
+                let engine = crate::cluster::Engine::connect(urls).await?;
+                engine.spec().await.map(|_| ())
+            })
+            .map_err(|e| CrawlCmdError::Cluster(e.to_string()))
+    }
+    #[cfg(not(feature = "cluster"))]
+    {
+        let _ = urls;
+        Err(CrawlCmdError::Cluster(
+            super::cluster::ClusterCmdError::NotBuilt.to_string(),
+        ))
+    }
+}
+
+/// The worker task of a cluster crawl.
+#[cfg(feature = "cluster")]
+type ClusterTask = tokio::task::JoinHandle<Result<(), super::crawl_cluster::WorkerError>>;
+#[cfg(not(feature = "cluster"))]
+type ClusterTask = tokio::task::JoinHandle<Result<(), std::convert::Infallible>>;
 
 /// The crawl on the runtime, with progress ticking and the live status snapshot; then the
 /// learner's end-of-crawl pass (when the crawl finished) or its stop (when it was interrupted),
@@ -641,6 +745,7 @@ mod tests {
             out: None,
             warc_out: None,
             import_warc: Vec::new(),
+            cluster: None,
             max_pages: None,
             max_depth: None,
             concurrency: None,

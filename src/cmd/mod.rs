@@ -12,6 +12,8 @@ pub mod changes;
 pub mod clean;
 pub mod cluster;
 pub mod crawl;
+#[cfg(feature = "cluster")]
+pub mod crawl_cluster;
 pub mod eval;
 pub mod export;
 pub mod inspect;

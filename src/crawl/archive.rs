@@ -207,13 +207,27 @@ impl ArchiveLock<'_> {
         capture: &Capture,
         original: Option<&Original>,
     ) -> Result<(), WarcWriteError> {
-        match original {
-            None => self.files.append(&[&capture.response, &capture.request]),
-            Some(o) => {
-                let revisit = revisit(capture, o, self.level);
-                self.files.append(&[&revisit, &capture.request])
-            }
-        }
+        let (first, request) = self.members(capture, original);
+        self.append(&first, request)
+    }
+
+    /// The records [`Self::write`] writes for `capture`: the response (or the revisit of
+    /// `original` in its place), then the request.
+    pub fn members<'c>(
+        &self,
+        capture: &'c Capture,
+        original: Option<&Original>,
+    ) -> (std::borrow::Cow<'c, [u8]>, &'c [u8]) {
+        let first = match original {
+            None => std::borrow::Cow::Borrowed(&capture.response[..]),
+            Some(o) => std::borrow::Cow::Owned(revisit(capture, o, self.level)),
+        };
+        (first, &capture.request)
+    }
+
+    /// Write a capture's records ([`Self::members`]).
+    pub fn append(&mut self, first: &[u8], request: &[u8]) -> Result<(), WarcWriteError> {
+        self.files.append(&[first, request])
     }
 }
 

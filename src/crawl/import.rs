@@ -16,8 +16,12 @@ use url::Url;
 use super::fetch::{is_html_type, looks_like_html, Response, KEPT_HEADERS};
 use super::url as urls;
 use super::worker::{self, Ctx, PageSink, StoredPage, Verdict, WorkerError};
-use crate::store::{Commit, QueueEntry, StoreError, DISCOVER_BATCH};
+use crate::store::{Commit, Enqueued, QueueEntry, StoreError, DISCOVER_BATCH};
 use crate::warc::{self, HttpResponse, Record};
+
+/// Told of the URLs an import queues (a running crawl's scheduler must hear of them; one that
+/// starts after the import reads its queues from the store).
+pub type Queued = Arc<dyn Fn(Vec<Enqueued>) + Send + Sync>;
 
 /// Pages parsed at once: enough to keep every core busy (the CPU permit inside bounds the parse).
 const IN_FLIGHT: usize = 8;
@@ -116,6 +120,7 @@ pub async fn import(
     files: &[PathBuf],
     events: Option<&PageSink>,
     shutdown: &CancellationToken,
+    queued: Option<Queued>,
 ) -> Result<ImportSummary, ImportError> {
     let started = Instant::now();
     let inputs: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -124,13 +129,17 @@ pub async fn import(
     let reader = {
         let ctx = ctx.clone();
         let files = files.to_vec();
-        tokio::task::spawn_blocking(move || read(&ctx, &files, &tx))
+        let queued = queued.clone();
+        tokio::task::spawn_blocking(move || read(&ctx, &files, &tx, queued.as_ref()))
     };
     let mut pages = 0;
     let mut parsing: JoinSet<Result<worker::Processed, WorkerError>> = JoinSet::new();
     let mut stored =
         |joined: Result<Result<worker::Processed, WorkerError>, tokio::task::JoinError>| {
             let processed = joined.map_err(|e| WorkerError::Panic(e.to_string()))??;
+            if let Some(q) = &queued {
+                q(processed.enqueued);
+            }
             if let Verdict::Stored { site, page_id } = processed.verdict {
                 pages += 1;
                 if let Some(events) = events {
@@ -179,6 +188,7 @@ fn read(
     ctx: &Ctx,
     files: &[PathBuf],
     tx: &tokio::sync::mpsc::Sender<(Url, Response)>,
+    queued: Option<&Queued>,
 ) -> Result<ImportSummary, ImportError> {
     let mut summary = ImportSummary {
         files: files.len(),
@@ -245,7 +255,10 @@ fn read(
         })?;
         responses += counts.responses;
         problems += counts.problems;
-        ctx.store.commit(redirects)?;
+        let out = ctx.store.commit(redirects)?;
+        if let Some(q) = queued {
+            q(out.enqueued);
+        }
         if tx.is_closed() {
             break;
         }

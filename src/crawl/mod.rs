@@ -24,7 +24,7 @@ pub mod stats;
 pub mod url;
 pub mod worker;
 
-pub use scheduler::{run, CrawlSummary, PageSink, RunOptions, StoredPage};
+pub use scheduler::{run, CrawlSummary, PageSink, Partitioned, RunOptions, StoredPage};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
@@ -38,4 +38,7 @@ pub enum CrawlError {
     /// `--import-warc` failed (a file that cannot be read, the store).
     #[error("WARC import: {0}")]
     Import(#[from] import::ImportError),
+    /// A cluster worker's partition log could not be written (the engine is unreachable).
+    #[error("partition log: {0}")]
+    Partition(String),
 }

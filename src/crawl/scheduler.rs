@@ -25,7 +25,7 @@ use super::url as urls;
 use super::worker::{
     self, Ctx, Job, JobResult, Processing, Slot, TaskOutput, Verdict, WorkerError,
 };
-pub use super::worker::{PageSink, StoredPage};
+pub use super::worker::{PageSink, Partitioned, StoredPage};
 use super::CrawlError;
 use crate::config::Config;
 use crate::store::{
@@ -47,7 +47,6 @@ const DISPATCH_BUDGET: usize = 256;
 const STUCK_HOLD: Duration = Duration::from_millis(250);
 
 /// Knobs of one run that are not crawl settings.
-#[derive(Clone, Debug)]
 pub struct RunOptions {
     /// After shutdown is requested, how long in-flight requests may finish before they are
     /// abandoned (their URLs stay queued for the next run).
@@ -58,6 +57,16 @@ pub struct RunOptions {
     /// WARC files or directories to import before crawling (`crawl --import-warc`,
     /// `crawl::import`).
     pub import: Vec<std::path::PathBuf>,
+    /// A cluster worker's hooks (`crawl --cluster`): the scheduler dispatches only the sites
+    /// `owns` allows, and the workers commit to partition logs and hand links on.
+    pub partitioned: Option<Partitioned>,
+    /// URLs queued by others while the crawl runs (a cluster worker's inbox links and
+    /// takeover imports, committed to the store by whoever sends them): the crawl waits for
+    /// more when it has no work, and ends once this closes with nothing left to do.
+    pub external: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<Enqueued>>>,
+    /// Told the crawl's shared context and its page sink once they exist (a cluster worker
+    /// imports a taken-over partition's records with them).
+    pub ctx_out: Option<tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<PageSink>)>>,
 }
 
 impl Default for RunOptions {
@@ -66,9 +75,15 @@ impl Default for RunOptions {
             grace: Duration::from_secs(10),
             recrawl: false,
             import: Vec::new(),
+            partitioned: None,
+            external: None,
+            ctx_out: None,
         }
     }
 }
+
+/// How long a dispatch puts off an origin whose partition this worker does not hold.
+const GATE_HOLD: Duration = Duration::from_millis(500);
 
 #[derive(Clone, Debug, Default)]
 pub struct CrawlSummary {
@@ -208,7 +223,7 @@ pub async fn run(
     shutdown: CancellationToken,
     stats: Arc<CrawlStats>,
     events: Option<PageSink>,
-    options: RunOptions,
+    mut options: RunOptions,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = std::time::Instant::now();
     if !config.robots.respect {
@@ -244,16 +259,24 @@ pub async fn run(
         cpu: Arc::new(Semaphore::new(cores)),
         archive: archive.clone(),
         recrawl: options.recrawl,
+        partitioned: options.partitioned.clone(),
     });
+    if let Some(out) = options.ctx_out.take() {
+        let _ = out.send((ctx.clone(), events.clone()));
+    }
 
     // Imported pages first: their URLs enter the seen set, so neither the seeds nor their
     // links queue what the files hold.
     let imported = if options.import.is_empty() {
-        super::import::check_finished(&store)?;
+        // A cluster worker's takeovers import from partition logs, again at each takeover.
+        if options.partitioned.is_none() {
+            super::import::check_finished(&store)?;
+        }
         None
     } else {
         let files = super::import::warc_files(&options.import)?;
-        let imported = super::import::import(&ctx, &files, events.as_ref(), &shutdown).await?;
+        let imported =
+            super::import::import(&ctx, &files, events.as_ref(), &shutdown, None).await?;
         tracing::info!(
             files = imported.files,
             responses = imported.responses,
@@ -281,8 +304,10 @@ pub async fn run(
 
     // Seeds go through the seen set, so a resumed crawl does not queue them twice (the store
     // applies them in bounded batches).
+    // A cluster worker's seeds go to their partitions' owners instead (they set the scope
+    // here all the same).
     let mut c = Commit::new();
-    for s in seeds {
+    for s in seeds.iter().filter(|_| options.partitioned.is_none()) {
         let mut entry = QueueEntry::page(s.to_string(), 0);
         if super::seeds::is_sitemap(s) {
             entry.kind = EntryKind::Sitemap;
@@ -337,7 +362,8 @@ pub async fn run(
     }
     s.stats.stored.store(s.stored_total, Relaxed);
 
-    let result = s.main_loop(&shutdown, &options).await;
+    let mut external = options.external.take();
+    let result = s.main_loop(&shutdown, &options, &mut external).await;
     // The archive's last file is made durable before the store's last flush: every page the
     // store keeps has its records on disk.
     let finished = archive.as_deref().map(Archive::finish).transpose();
@@ -354,6 +380,7 @@ impl Scheduler {
         &mut self,
         shutdown: &CancellationToken,
         options: &RunOptions,
+        external: &mut Option<tokio::sync::mpsc::UnboundedReceiver<Vec<Enqueued>>>,
     ) -> Result<(), CrawlError> {
         loop {
             self.stats.loop_turns.fetch_add(1, Relaxed);
@@ -365,7 +392,13 @@ impl Scheduler {
             let busy = self.in_flight + self.processing;
             // With a limit reached nothing more may start (but revisits): origins still in
             // `ready` wait for nothing.
-            if busy == 0 && (self.ready.is_empty() || self.limits_stop()) {
+            // A cluster worker's crawl is over once its worker says so (`external` closed):
+            // the origins left are other workers' partitions, gated here.
+            let cluster_over = self.ctx.partitioned.is_some() && external.is_none();
+            if busy == 0
+                && (self.ready.is_empty() || self.limits_stop() || cluster_over)
+                && external.is_none()
+            {
                 return Ok(());
             }
             // Wake for the next due origin only when something could be started then: at the
@@ -381,6 +414,11 @@ impl Scheduler {
                     self.handle(joined)?;
                 }
                 _ = sleep_until(wake), if wake.is_some() => {}
+                more = recv(external), if external.is_some() => match more {
+                    Some(list) => self.enqueued(list),
+                    // The sender is done: end once the work in hand is.
+                    None => *external = None,
+                },
             }
         }
     }
@@ -404,6 +442,14 @@ impl Scheduler {
             }
         }
         Ok(())
+    }
+
+    /// A request or a page's processing started for `site` (a cluster worker counts them per
+    /// partition, to hand a partition back only once its work in hand is committed).
+    fn job_started(&self, site: &str) {
+        if let Some(p) = &self.ctx.partitioned {
+            (p.started)(site);
+        }
     }
 
     fn add_origin(&mut self, id: u32, key: &str, queued: u64) {
@@ -587,6 +633,13 @@ impl Scheduler {
         let Some(o) = self.origins.get_mut(&id) else {
             return Ok(false);
         };
+        if let Some(p) = &self.ctx.partitioned {
+            if !(p.owns)(&o.site) {
+                // Another worker's partition (or none's yet): look again later.
+                o.polite.hold_until(now + GATE_HOLD);
+                return Ok(false);
+            }
+        }
         let robots_stale = match &o.robots {
             Robots::Ignored => false,
             Robots::Unknown => true,
@@ -621,8 +674,10 @@ impl Scheduler {
             }
             o.robots = Robots::Fetching;
             o.in_flight += 1;
+            let site = o.site.clone();
             self.in_flight += 1;
             self.stats.in_flight.fetch_add(1, Relaxed);
+            self.job_started(&site);
             let ctx = self.ctx.clone();
             self.tasks.spawn(worker::run_task(
                 ctx,
@@ -714,6 +769,7 @@ impl Scheduler {
             o.in_flight += 1;
             self.in_flight += 1;
             self.stats.in_flight.fetch_add(1, Relaxed);
+            self.job_started(&site);
             if entry.kind == EntryKind::Page {
                 self.pages_in_flight += 1;
                 *self.site_in_flight.entry(site).or_default() += 1;
@@ -887,6 +943,8 @@ impl Scheduler {
         self.in_flight -= 1;
         self.stats.in_flight.fetch_sub(1, Relaxed);
         let site = self.site_of(id);
+        // Settled when this returns, after the page's processing (if any) has started.
+        let _settled = Settled::new(&self.ctx, &site);
         if kind == Some(EntryKind::Page) && processing.is_none() {
             self.page_slot_free(&site);
         }
@@ -894,6 +952,20 @@ impl Scheduler {
             Ok(r) => r,
             Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
             Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
+            Err(WorkerError::Log(e)) => return Err(CrawlError::Partition(e)),
+            Err(WorkerError::Fenced(site)) => {
+                // The partition moved: this fetch is not this worker's to commit (its URL stays
+                // queued here, unconsumed; the gate keeps the origin from starting another).
+                tracing::info!(%site, "partition taken over by another worker; fetch dropped");
+                if let Some(o) = self.origins.get_mut(&id) {
+                    o.in_flight = o.in_flight.saturating_sub(1);
+                    if matches!(o.robots, Robots::Fetching) {
+                        o.robots = Robots::Unknown;
+                    }
+                }
+                self.schedule(id);
+                return Ok(());
+            }
             Err(WorkerError::Panic(msg)) => {
                 // A bug on one page costs that URL for this run (it stays queued), not the crawl.
                 tracing::error!(origin = id, "job panicked: {msg}");
@@ -912,6 +984,7 @@ impl Scheduler {
         match (processing, kind, slot) {
             (Some(p), Some(kind), Some(slot)) => {
                 self.processing += 1;
+                self.job_started(&site);
                 self.tasks.spawn(worker::run_processing(id, kind, slot, p));
             }
             (_, _, Some(slot)) => self.revisit_finished(id, slot),
@@ -1024,6 +1097,7 @@ impl Scheduler {
     ) -> Result<(), CrawlError> {
         self.processing -= 1;
         let site = self.site_of(id);
+        let _settled = Settled::new(&self.ctx, &site);
         if kind == EntryKind::Page {
             self.page_slot_free(&site);
         }
@@ -1031,6 +1105,10 @@ impl Scheduler {
         match result {
             Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
             Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
+            Err(WorkerError::Log(e)) => return Err(CrawlError::Partition(e)),
+            Err(WorkerError::Fenced(site)) => {
+                tracing::info!(%site, "partition taken over by another worker; page dropped");
+            }
             Err(WorkerError::Panic(msg)) => {
                 // The page's URL stays queued for the next run.
                 tracing::error!(origin = id, "page processing panicked: {msg}");
@@ -1257,6 +1335,34 @@ impl Scheduler {
         self.summary.errors = self.stats.errors.load(Relaxed);
         self.summary.skipped = self.stats.skipped.load(Relaxed);
         self.summary
+    }
+}
+
+/// Tells a cluster worker that a job it heard start ([`Scheduler::job_started`]) is over, when
+/// dropped: at the end of the function that holds it, whichever way it returns.
+struct Settled(Option<(Partitioned, String)>);
+
+impl Settled {
+    fn new(ctx: &Ctx, site: &str) -> Settled {
+        Settled(ctx.partitioned.clone().map(|p| (p, site.to_string())))
+    }
+}
+
+impl Drop for Settled {
+    fn drop(&mut self) {
+        if let Some((p, site)) = &self.0 {
+            (p.settled)(site);
+        }
+    }
+}
+
+/// The next list from `external` (pending forever when there is none: its arm is off then).
+async fn recv(
+    external: &mut Option<tokio::sync::mpsc::UnboundedReceiver<Vec<Enqueued>>>,
+) -> Option<Vec<Enqueued>> {
+    match external {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -40,6 +40,32 @@ pub struct StoredPage {
 /// Told of every page the crawl stores (inline template learning listens here).
 pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
 
+/// Whether two sites are in one partition.
+pub type SamePartition = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+/// Commit a fetch's records to its site's partition log: `Ok(false)` when fenced.
+pub type LogRecords = Arc<dyn Fn(&str, Vec<u8>) -> Result<bool, String> + Send + Sync>;
+
+/// A cluster worker's part in the crawl (`crawl --cluster`, docs/cluster.md): which sites it
+/// may crawl now, where each fetch's records are committed first, and where links to other
+/// partitions go. `None` on one machine.
+#[derive(Clone)]
+pub struct Partitioned {
+    /// Whether this worker holds `site`'s partition now (the scheduler dispatches only those).
+    pub owns: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+    /// Whether sites `a` and `b` are in one partition: a link from a page of `a` to `b` stays
+    /// in this crawl's frontier (a new owner re-derives it from the page), else it is handed on.
+    pub same_partition: SamePartition,
+    /// Commit a fetch's WARC records (gzip members) to the log of `site`'s partition, before
+    /// the store commit: `Ok(false)` when the partition is another worker's now (fenced).
+    pub log: LogRecords,
+    /// Links for other partitions, handed to their owners.
+    pub hand_on: Arc<dyn Fn(Vec<String>) + Send + Sync>,
+    /// A request, or a fetched page's processing, started for `site`…
+    pub started: Arc<dyn Fn(&str) + Send + Sync>,
+    /// …and is over (committed, dropped or failed).
+    pub settled: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
 /// What the workers share.
 pub struct Ctx {
     pub config: Arc<Config>,
@@ -53,6 +79,8 @@ pub struct Ctx {
     /// This run is a recrawl: sitemaps found in sitemap indexes are read again even when seen,
     /// and sitemap `<lastmod>` and feed entries move stored pages up the revisit queue.
     pub recrawl: bool,
+    /// The cluster worker's hooks (`crawl --cluster`); `None` on one machine.
+    pub partitioned: Option<Partitioned>,
 }
 
 /// Where a dispatched entry waits in the store until its commit consumes it.
@@ -152,6 +180,13 @@ pub enum WorkerError {
     Warc(#[from] WarcWriteError),
     #[error("a parse task panicked: {0}")]
     Panic(String),
+    /// The partition of this site is another worker's now: its fetch was not committed (its
+    /// URL stays queued here, and the new owner has it).
+    #[error("the partition of {0} was taken over by another worker")]
+    Fenced(String),
+    /// The partition log could not be written (the engine is unreachable).
+    #[error("partition log: {0}")]
+    Log(String),
 }
 
 /// What a spawned task hands back: always its origin (and kind), even if it panicked.
@@ -460,6 +495,7 @@ async fn commit_captured(
     };
     let store = ctx.store.clone();
     let url = url.clone();
+    let partitioned = ctx.partitioned.clone();
     tokio::task::spawn_blocking(move || {
         let body = match &resp {
             Some(r) if r.truncated => Body::Cut(&r.body),
@@ -467,7 +503,14 @@ async fn commit_captured(
             None => Body::NotRead,
         };
         let capture = archive.capture(&url, &exchange, body);
-        commit_archived(&store, &archive, &capture, commit)
+        let site = urls::site_key(&url);
+        commit_archived(
+            &store,
+            &archive,
+            &capture,
+            commit,
+            logged(&partitioned, &site),
+        )
     })
     .await
     .map_err(|e| WorkerError::Panic(e.to_string()))?
@@ -478,11 +521,15 @@ async fn commit_captured(
 /// of that page (asked of the store under the lock, so no other commit comes between), and a
 /// commit never reaches the store before its records are in the file (docs/warc.md, "Crash
 /// safety").
+///
+/// A cluster worker (`logged`: its hooks and the fetch's site) commits the records to the
+/// site's partition log first; a fenced append leaves the file and the store untouched.
 fn commit_archived(
     store: &Store,
     archive: &Archive,
     capture: &super::archive::Capture,
     commit: Commit,
+    logged: Option<(&Partitioned, &str)>,
 ) -> Result<CommitOutcome, WorkerError> {
     let mut held = archive.lock();
     let original = match commit.new_page().map(|p| store.twin_of(p)).transpose()? {
@@ -492,11 +539,25 @@ fn commit_archived(
         }),
         _ => None,
     };
-    held.write(capture, original.as_ref())?;
+    let (first, request) = held.members(capture, original.as_ref());
+    if let Some((p, site)) = logged {
+        if !(p.log)(site, [&first[..], request].concat()).map_err(WorkerError::Log)? {
+            return Err(WorkerError::Fenced(site.to_string()));
+        }
+    }
+    held.append(&first, request)?;
     if commit.is_empty() {
         return Ok(CommitOutcome::default());
     }
     Ok(store.commit(commit)?)
+}
+
+/// `partitioned` with a fetch's site, for [`commit_archived`].
+fn logged<'a>(
+    partitioned: &'a Option<Partitioned>,
+    site: &'a str,
+) -> Option<(&'a Partitioned, &'a str)> {
+    partitioned.as_ref().map(|p| (p, site))
 }
 
 /// Store `resp`, a response to GET `url` that was had without a request of this crawl (an
@@ -563,9 +624,11 @@ fn page_processing(
             // and before waiting for the commit lock (behind which other huge pages may wait).
             crate::memory::release_after(resp.body.len() as u64);
             drop(huge_turn);
+            let site = urls::site_key(&url);
+            let logged = logged(&ctx2.partitioned, &site);
             let committed = match capture {
                 Some((archive, capture)) => {
-                    commit_archived(&ctx2.store, archive, &capture, c).map(|o| (o, verdict))
+                    commit_archived(&ctx2.store, archive, &capture, c, logged).map(|o| (o, verdict))
                 }
                 None => ctx2
                     .store
@@ -735,6 +798,12 @@ fn redirect(
     if let Err(why) = ctx.scope.check(&target) {
         return fail(ErrorKind::RedirectOutOfScope, format!("to {target}: {why}"));
     }
+    if let Some(p) = &ctx.partitioned {
+        if !(p.same_partition)(&urls::site_key(url), &urls::site_key(&target)) {
+            (p.hand_on)(vec![target.to_string()]);
+            return Verdict::Done;
+        }
+    }
     commit.discover(
         urls::origin_key(&target),
         QueueEntry {
@@ -830,6 +899,8 @@ fn process_page(
     // before its links go to the store.
     crate::memory::release_after(resp.body.len() as u64);
 
+    // Links for other partitions (a cluster worker's), handed to their owners.
+    let mut handed = Vec::new();
     if !nofollow && entry.depth < ctx.config.crawl.max_depth {
         for link in links.iter().filter(|l| !l.nofollow) {
             let Some(target) = urls::normalize(&base, link.href) else {
@@ -837,6 +908,12 @@ fn process_page(
             };
             if ctx.scope.check(&target).is_err() {
                 continue;
+            }
+            if let Some(p) = &ctx.partitioned {
+                if !(p.same_partition)(&site, &urls::site_key(&target)) {
+                    handed.push(target.to_string());
+                    continue;
+                }
             }
             commit.discover(
                 urls::origin_key(&target),
@@ -848,6 +925,9 @@ fn process_page(
         }
     }
     drop(links);
+    if let (Some(p), false) = (&ctx.partitioned, handed.is_empty()) {
+        (p.hand_on)(handed);
+    }
     let Some(page) = page else {
         return Ok((commit, Verdict::Done, early));
     };

@@ -1,0 +1,491 @@
+//! `thresher crawl --cluster URLS`: this process as one worker of a crawl across machines
+//! (docs/cluster.md, "The crawl"). The crawl itself is the one-machine crawl, given hooks
+//! (`crawl::Partitioned`): it dispatches only sites of the partitions this worker holds,
+//! commits each fetch's WARC records to the partition's log before its store commit (a fenced
+//! append drops the fetch), and hands links for other partitions to their inboxes. This module
+//! runs the worker's side: share rounds (take free partitions, let lost ones go), a takeover
+//! (fence the log, spool it, import it into the local store), the inboxes (log the links, queue
+//! them, acknowledge), and the end (every live worker idle, every partition held, no link
+//! waiting: twice in a row).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::cluster::{partition_of, Append, ClusterError, Engine, Kind, LinkInbox, PartitionLog};
+use crate::config::Config;
+use crate::crawl::import::{self, Queued};
+use crate::crawl::stats::CrawlStats;
+use crate::crawl::url as urls;
+use crate::crawl::worker::Ctx;
+use crate::crawl::{PageSink, Partitioned};
+use crate::store::{Commit, Enqueued, QueueEntry, Store};
+
+/// What stops a worker.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("importing a partition's records: {0}")]
+    Import(#[from] import::ImportError),
+    #[error("a worker task failed: {0}")]
+    Task(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Links pulled from an inbox at once.
+const PULL: usize = 256;
+
+/// What the crawl needs from a started worker, and the worker's own task.
+pub struct Worker {
+    pub hooks: Partitioned,
+    pub external: tokio::sync::mpsc::UnboundedReceiver<Vec<Enqueued>>,
+    pub ctx_out: tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<PageSink>)>,
+    pub task: tokio::task::JoinHandle<Result<(), WorkerError>>,
+}
+
+/// The partitions this worker holds now, with their logs (each behind its own lock: a
+/// partition's appends go one at a time).
+type Held = Arc<Mutex<HashMap<u32, Arc<tokio::sync::Mutex<PartitionLog>>>>>;
+
+/// Per partition: requests and page processings in hand (`Partitioned::started` /
+/// `settled`), and whether it is being handed back (no new work starts; it is released once
+/// its work in hand is committed).
+#[derive(Default)]
+struct Jobs {
+    in_hand: HashMap<u32, usize>,
+    draining: std::collections::HashSet<u32>,
+}
+
+type SharedJobs = Arc<Mutex<Jobs>>;
+
+fn jobs_of(jobs: &SharedJobs) -> std::sync::MutexGuard<'_, Jobs> {
+    jobs.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// When the last share round began: every lease still held was renewed after it, so each is
+/// good until at least this plus the TTL. A worker that was stopped (SIGSTOP) past that starts
+/// nothing until a round confirms what it still holds.
+type Renewed = Arc<Mutex<Instant>>;
+
+struct State {
+    renewed: Renewed,
+    jobs: SharedJobs,
+    engine: Engine,
+    id: String,
+    partitions: u32,
+    held: Held,
+    store: Arc<Store>,
+    stats: Arc<CrawlStats>,
+    data_dir: PathBuf,
+    to_crawl: UnboundedSender<Vec<Enqueued>>,
+}
+
+fn held_of(
+    held: &Held,
+) -> std::sync::MutexGuard<'_, HashMap<u32, Arc<tokio::sync::Mutex<PartitionLog>>>> {
+    held.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Connect, join, and start the worker's task; the crawl gets the hooks.
+pub async fn start(
+    urls: &str,
+    config: &Config,
+    store: Arc<Store>,
+    stats: Arc<CrawlStats>,
+    seeds: Vec<Url>,
+    shutdown: CancellationToken,
+) -> Result<Worker, ClusterError> {
+    let engine = Engine::connect(urls).await?;
+    let spec = engine.spec().await?;
+    let id = worker_id();
+    let share = engine.join(&id).await?;
+    let partitions = spec.partitions;
+    let held: Held = Arc::new(Mutex::new(HashMap::new()));
+    let jobs: SharedJobs = Arc::default();
+    let renewed: Renewed = Arc::new(Mutex::new(Instant::now()));
+    // A lease counts as held for 4/5 of its TTL after the round that renewed it.
+    let valid_for = spec.lease_ttl - spec.lease_ttl / 5;
+    let handle = tokio::runtime::Handle::current();
+    let hooks = Partitioned {
+        owns: {
+            let (held, jobs, renewed) = (held.clone(), jobs.clone(), renewed.clone());
+            Arc::new(move |site: &str| {
+                let p = partition_of(site, partitions);
+                let fresh = renewed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .elapsed()
+                    < valid_for;
+                fresh && held_of(&held).contains_key(&p) && !jobs_of(&jobs).draining.contains(&p)
+            })
+        },
+        started: {
+            let jobs = jobs.clone();
+            Arc::new(move |site: &str| {
+                *jobs_of(&jobs)
+                    .in_hand
+                    .entry(partition_of(site, partitions))
+                    .or_default() += 1;
+            })
+        },
+        settled: {
+            let jobs = jobs.clone();
+            Arc::new(move |site: &str| {
+                if let Some(n) = jobs_of(&jobs)
+                    .in_hand
+                    .get_mut(&partition_of(site, partitions))
+                {
+                    *n = n.saturating_sub(1);
+                }
+            })
+        },
+        same_partition: Arc::new(move |a: &str, b: &str| {
+            partition_of(a, partitions) == partition_of(b, partitions)
+        }),
+        log: {
+            let held = held.clone();
+            let handle = handle.clone();
+            Arc::new(move |site: &str, records: Vec<u8>| {
+                let p = partition_of(site, partitions);
+                let Some(log) = held_of(&held).get(&p).cloned() else {
+                    return Ok(false);
+                };
+                // Called on the blocking pool (the commit path), so it may wait here.
+                let appended = handle.block_on(async {
+                    log.lock()
+                        .await
+                        .append_record(Kind::Exchange, &records)
+                        .await
+                });
+                match appended {
+                    Ok(Append::Stored(_)) => Ok(true),
+                    Ok(Append::Fenced) => {
+                        held_of(&held).remove(&p);
+                        Ok(false)
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+        },
+        hand_on: {
+            let engine = engine.clone();
+            let handle = handle.clone();
+            Arc::new(move |links: Vec<String>| {
+                let engine = engine.clone();
+                handle.spawn(async move {
+                    for link in links {
+                        let Ok(url) = Url::parse(&link) else { continue };
+                        let p = partition_of(&urls::site_key(&url), partitions);
+                        if let Err(e) = engine.send_link(p, &link).await {
+                            tracing::warn!(%link, "handing a link to partition {p}: {e}");
+                        }
+                    }
+                });
+            })
+        },
+    };
+    let (to_crawl, external) = tokio::sync::mpsc::unbounded_channel();
+    let (ctx_out, ctx_in) = tokio::sync::oneshot::channel();
+    let state = State {
+        renewed,
+        jobs,
+        engine,
+        id,
+        partitions,
+        held,
+        store,
+        stats,
+        data_dir: config.crawl.data_dir.clone(),
+        to_crawl,
+    };
+    let ttl = spec.lease_ttl;
+    let task = tokio::spawn(async move {
+        let Ok((ctx, sink)) = ctx_in.await else {
+            return Ok(());
+        };
+        drive(state, share, ctx, sink, seeds, ttl, shutdown).await
+    });
+    Ok(Worker {
+        hooks,
+        external,
+        ctx_out,
+        task,
+    })
+}
+
+/// Host, pid and start time: unique per process.
+fn worker_id() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{host}-{}-{ms}", std::process::id())
+}
+
+async fn drive(
+    state: State,
+    share: crate::cluster::Share,
+    ctx: Arc<Ctx>,
+    sink: Option<PageSink>,
+    seeds: Vec<Url>,
+    ttl: Duration,
+    shutdown: CancellationToken,
+) -> Result<(), WorkerError> {
+    // The seeds go to their partitions' owners (each worker sends them; the engine keeps one
+    // copy within its duplicate window, and the owner's seen set the rest).
+    for s in &seeds {
+        let p = partition_of(&urls::site_key(s), state.partitions);
+        state.engine.send_link(p, s.as_str()).await?;
+    }
+    let state = Arc::new(state);
+    // The rounds (leases, takeovers, the end) and the inboxes run apart, so that neither a
+    // slow pull nor a takeover's import delays a lease's renewal.
+    let finished = CancellationToken::new();
+    let puller = tokio::spawn(pull_links(state.clone(), ctx.clone(), finished.clone()));
+    let rounds = rounds(&state, share, &ctx, sink.as_ref(), ttl, &shutdown).await;
+    finished.cancel();
+    let pulled = puller.await.map_err(|e| WorkerError::Task(e.to_string()))?;
+    rounds.and(pulled)
+}
+
+/// The share rounds, every third of a lease TTL: lost partitions stop at once, surplus ones
+/// drain and go back, free ones are taken over; then this worker's idle flag, and the end of
+/// the crawl once every worker is idle, every partition held and no link waiting, two rounds
+/// running. Interrupted, it hands every partition back at once.
+async fn rounds(
+    state: &State,
+    mut share: crate::cluster::Share,
+    ctx: &Arc<Ctx>,
+    sink: Option<&PageSink>,
+    ttl: Duration,
+    shutdown: &CancellationToken,
+) -> Result<(), WorkerError> {
+    let period = (ttl / 3).max(Duration::from_millis(300));
+    let mut done_rounds = 0;
+    loop {
+        let round_began = Instant::now();
+        let round = share.round().await?;
+        for p in &round.lost {
+            held_of(&state.held).remove(p);
+            jobs_of(&state.jobs).draining.remove(p);
+        }
+        // What is left was renewed in this round (the lost ones are out first).
+        *state.renewed.lock().unwrap_or_else(PoisonError::into_inner) = round_began;
+        // A surplus partition starts no new work; it is released once its work in hand is
+        // committed, so the next owner refetches nothing.
+        for &p in &round.surplus {
+            jobs_of(&state.jobs).draining.insert(p);
+        }
+        let drained: Vec<u32> = {
+            let jobs = jobs_of(&state.jobs);
+            jobs.draining
+                .iter()
+                .copied()
+                .filter(|p| jobs.in_hand.get(p).copied().unwrap_or(0) == 0)
+                .collect()
+        };
+        for p in drained {
+            held_of(&state.held).remove(&p);
+            jobs_of(&state.jobs).draining.remove(&p);
+            share.release(p).await?;
+            tracing::info!(partition = p, "handed a partition back");
+        }
+        for &p in &round.taken {
+            take_over(state, ctx, sink, p, shutdown).await?;
+        }
+        if !round.taken.is_empty() || !round.lost.is_empty() {
+            tracing::info!(taken = ?round.taken, lost = ?round.lost, held = held_of(&state.held).len(), "partitions moved");
+        }
+        let idle = idle(state)?;
+        state.engine.set_idle(&state.id, idle).await?;
+        done_rounds = if idle && state.engine.all_done().await? {
+            done_rounds + 1
+        } else {
+            0
+        };
+        if done_rounds >= 2 {
+            tracing::info!("every worker idle and no link waiting: the crawl is done");
+            return Ok(());
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => {
+                // Hand everything back at once, for the others to take over.
+                return Ok(share.leave().await?);
+            }
+            _ = tokio::time::sleep_until((round_began + period).into()) => {}
+        }
+    }
+}
+
+/// The inboxes of the partitions this worker holds (and is not handing back): links pulled,
+/// logged, queued, acknowledged, until `finished`.
+async fn pull_links(
+    state: Arc<State>,
+    ctx: Arc<Ctx>,
+    finished: CancellationToken,
+) -> Result<(), WorkerError> {
+    let mut inboxes: HashMap<u32, LinkInbox> = HashMap::new();
+    while !finished.is_cancelled() {
+        let held: Vec<u32> = {
+            let draining = jobs_of(&state.jobs).draining.clone();
+            held_of(&state.held)
+                .keys()
+                .copied()
+                .filter(|p| !draining.contains(p))
+                .collect()
+        };
+        inboxes.retain(|p, _| held.contains(p));
+        let mut pulled = false;
+        for p in held {
+            let inbox = match inboxes.entry(p) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(state.engine.inbox(p).await?)
+                }
+            };
+            let links = inbox.next(PULL, Duration::from_millis(20)).await?;
+            if links.is_empty() {
+                continue;
+            }
+            pulled = true;
+            if !receive(&state, &ctx, p, links).await? {
+                held_of(&state.held).remove(&p);
+                inboxes.remove(&p);
+            }
+        }
+        if !pulled {
+            tokio::select! {
+                _ = finished.cancelled() => {}
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Take partition `p` over: fence its log, rebuild what it holds in the local store (its
+/// fetched pages imported, its handed links queued), then let the crawl dispatch it.
+async fn take_over(
+    state: &State,
+    ctx: &Arc<Ctx>,
+    sink: Option<&PageSink>,
+    p: u32,
+    shutdown: &CancellationToken,
+) -> Result<(), WorkerError> {
+    let started = Instant::now();
+    state.engine.set_idle(&state.id, false).await?;
+    let log = state.engine.log(p, &state.id).await?;
+    let dir = state.data_dir.join("cluster");
+    std::fs::create_dir_all(&dir).map_err(|source| WorkerError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let spool = dir.join(format!("p{p}.warc.gz"));
+    let spooled = log.spool(0, &spool).await?;
+    let mut imported = 0;
+    if spooled.exchanges > 0 {
+        let to_crawl = state.to_crawl.clone();
+        let queued: Queued = Arc::new(move |list| {
+            let _ = to_crawl.send(list);
+        });
+        let summary = import::import(
+            ctx,
+            std::slice::from_ref(&spool),
+            sink,
+            shutdown,
+            Some(queued),
+        )
+        .await?;
+        imported = summary.pages;
+    }
+    let _ = std::fs::remove_file(&spool);
+    queue(state, ctx, &spooled.links)?;
+    held_of(&state.held).insert(p, Arc::new(tokio::sync::Mutex::new(log)));
+    tracing::info!(
+        partition = p,
+        records = spooled.exchanges,
+        imported,
+        links = spooled.links.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "took a partition over"
+    );
+    Ok(())
+}
+
+/// Links pulled from partition `p`'s inbox: logged (one record), queued, acknowledged.
+/// `Ok(false)` when the partition turned out to be another worker's (nothing acknowledged).
+async fn receive(
+    state: &State,
+    ctx: &Arc<Ctx>,
+    p: u32,
+    links: Vec<crate::cluster::InboundLink>,
+) -> Result<bool, WorkerError> {
+    let Some(log) = held_of(&state.held).get(&p).cloned() else {
+        return Ok(false);
+    };
+    // Busy before the links are acknowledged: once they are, nothing else in the engine shows
+    // that this worker has work (the end's check reads the flags and the inboxes).
+    state.engine.set_idle(&state.id, false).await?;
+    let lines: Vec<&str> = links.iter().map(|l| l.url.as_str()).collect();
+    let appended = log
+        .lock()
+        .await
+        .append_record(Kind::Link, lines.join("\n").as_bytes())
+        .await?;
+    if appended == Append::Fenced {
+        return Ok(false);
+    }
+    let urls: Vec<String> = links.iter().map(|l| l.url.clone()).collect();
+    queue(state, ctx, &urls)?;
+    for l in links {
+        l.ack().await?;
+    }
+    Ok(true)
+}
+
+/// Queue `links` (in scope, not seen before) in the local store and tell the crawl.
+fn queue(state: &State, ctx: &Ctx, links: &[String]) -> Result<(), WorkerError> {
+    let mut commit = Commit::new();
+    for link in links {
+        let Ok(url) = Url::parse(link) else { continue };
+        if ctx.scope.check(&url).is_err() {
+            continue;
+        }
+        commit.discover(urls::origin_key(&url), QueueEntry::page(url.to_string(), 0));
+    }
+    let out = state.store.commit(commit)?;
+    let _ = state.to_crawl.send(out.enqueued);
+    Ok(())
+}
+
+/// No request in flight, and no URL queued for a site of a partition this worker holds.
+fn idle(state: &State) -> Result<bool, WorkerError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if state.stats.in_flight.load(Relaxed) > 0 {
+        return Ok(false);
+    }
+    let lengths = state.store.queue_lengths()?;
+    let held = held_of(&state.held);
+    for origin in state.store.origins() {
+        if lengths.get(&origin.id).copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let site = Url::parse(&origin.key).map_or(origin.key.clone(), |u| urls::site_key(&u));
+        if held.contains_key(&partition_of(&site, state.partitions)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
