@@ -221,6 +221,21 @@ impl PartitionLog {
     /// one at a time ([`Replay::next`]), through an ordered consumer (the engine pushes the
     /// messages in order, without a request each).
     pub async fn replay(&self, after: u64) -> Result<Replay, ClusterError> {
+        // Through a leader election the engine may time out for a while: retried, as appends.
+        let started = std::time::Instant::now();
+        loop {
+            match self.try_replay(after).await {
+                Ok(replay) => return Ok(replay),
+                Err(e) if started.elapsed() < APPEND_RETRY => {
+                    tracing::debug!(partition = self.partition, "replay failed ({e}); retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn try_replay(&self, after: u64) -> Result<Replay, ClusterError> {
         let end = self.last_sequence().await?;
         let messages = if end > after {
             let consumer = self
