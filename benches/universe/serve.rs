@@ -103,13 +103,31 @@ impl Counters {
 /// Serve `universe` on a server of its own (a runtime with `threads` workers): origin `i` of
 /// the server is site `i` of the universe.
 pub fn serve(universe: Arc<Universe>, threads: usize) -> (TestServer, Arc<Counters>) {
+    serve_with_latency(universe, threads, Duration::ZERO)
+}
+
+/// [`serve`], each reply held back `latency` before its status line (a latency-bound universe:
+/// what a far-away web costs a crawler, without the CPU to match).
+#[allow(dead_code)] // used by the cluster benchmark only
+pub fn serve_with_latency(
+    universe: Arc<Universe>,
+    threads: usize,
+    latency: Duration,
+) -> (TestServer, Arc<Counters>) {
     let spec = universe.spec().clone();
     let server = TestServer::background(spec.origins, threads);
     let counters = Arc::new(Counters::new(spec.origins, spec.pages));
     for (i, origin) in server.origins().iter().enumerate() {
         origin.set_logging(false);
         let (u, c, base) = (universe.clone(), counters.clone(), origin.base());
-        let endpoint = Endpoint::dynamic(move |target| respond(&u, &c, i, &base, target));
+        let endpoint = Endpoint::dynamic(move |target| {
+            let reply = respond(&u, &c, i, &base, target);
+            if latency.is_zero() {
+                reply
+            } else {
+                Endpoint::slow_first_byte(latency, reply)
+            }
+        });
         origin.serve(Site::new().prefix("/", endpoint));
     }
     (server, counters)

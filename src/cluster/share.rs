@@ -122,7 +122,10 @@ impl Share {
             .map_err(|e| ClusterError::engine("leaving the member bucket", e))
     }
 
-    async fn announce(&mut self) -> Result<(), ClusterError> {
+    /// Say this worker is live, without taking anything (a joining worker does this a moment
+    /// before its first round, so workers started together share from the first round on
+    /// instead of the first one taking everything and handing most of it back).
+    pub async fn announce(&mut self) -> Result<(), ClusterError> {
         let value = || self.id.clone().into_bytes().into();
         let renewed = match self.member_revision {
             Some(rev) => self.members.update(&self.id, value(), rev).await.ok(),

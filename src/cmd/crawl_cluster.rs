@@ -273,6 +273,14 @@ async fn rounds(
     shutdown: &CancellationToken,
 ) -> Result<(), WorkerError> {
     let period = (ttl / 3).max(Duration::from_millis(300));
+    // Announce, then wait a round before taking anything: workers started together then all
+    // count each other in their first round, and each takes its share at once (measured:
+    // docs/cluster.md, "Scaling").
+    share.announce().await?;
+    tokio::select! {
+        _ = shutdown.cancelled() => return Ok(share.leave().await?),
+        _ = tokio::time::sleep(period) => {}
+    }
     let mut done_rounds = 0;
     loop {
         let round_began = Instant::now();

@@ -22,6 +22,7 @@ pub mod conn;
 pub mod corpus;
 pub mod endpoint;
 pub mod lorem;
+pub mod nats;
 pub mod server;
 pub mod sites;
 pub mod templates;
