@@ -282,50 +282,31 @@ async fn rounds(
         _ = tokio::time::sleep(period) => {}
     }
     let mut done_rounds = 0;
+    let mut failing_since: Option<Instant> = None;
     loop {
         let round_began = Instant::now();
-        let round = share.round().await?;
-        for p in &round.lost {
-            held_of(&state.held).remove(p);
-            jobs_of(&state.jobs).draining.remove(p);
-        }
-        // What is left was renewed in this round (the lost ones are out first).
-        *state.renewed.lock().unwrap_or_else(PoisonError::into_inner) = round_began;
-        // A surplus partition starts no new work; it is released once its work in hand is
-        // committed, so the next owner refetches nothing.
-        for &p in &round.surplus {
-            jobs_of(&state.jobs).draining.insert(p);
-        }
-        let drained: Vec<u32> = {
-            let jobs = jobs_of(&state.jobs);
-            jobs.draining
-                .iter()
-                .copied()
-                .filter(|p| jobs.in_hand.get(p).copied().unwrap_or(0) == 0)
-                .collect()
-        };
-        for p in drained {
-            held_of(&state.held).remove(&p);
-            jobs_of(&state.jobs).draining.remove(&p);
-            share.release(p).await?;
-            tracing::info!(partition = p, "handed a partition back");
-        }
-        for &p in &round.taken {
-            take_over(state, ctx, sink, p, shutdown).await?;
-        }
-        if !round.taken.is_empty() || !round.lost.is_empty() {
-            tracing::info!(taken = ?round.taken, lost = ?round.lost, held = held_of(&state.held).len(), "partitions moved");
-        }
-        let idle = idle(state)?;
-        state.engine.set_idle(&state.id, idle).await?;
-        done_rounds = if idle && state.engine.all_done().await? {
-            done_rounds + 1
-        } else {
-            0
-        };
-        if done_rounds >= 2 {
-            tracing::info!("every worker idle and no link waiting: the crawl is done");
-            return Ok(());
+        match one_round(state, &mut share, ctx, sink, shutdown, round_began).await {
+            Ok(idle) => {
+                failing_since = None;
+                // The end: this worker idle and, by the engine, every other too (two rounds).
+                let all_done = idle && state.engine.all_done().await.unwrap_or(false);
+                done_rounds = if all_done { done_rounds + 1 } else { 0 };
+                if done_rounds >= 2 {
+                    tracing::info!("every worker idle and no link waiting: the crawl is done");
+                    return Ok(());
+                }
+            }
+            // The engine failing (an election, a node down): the gate closes by itself once
+            // the last renewal is old; give up only when it has failed for ENGINE_PATIENCE.
+            Err(WorkerError::Cluster(e)) => {
+                let since = *failing_since.get_or_insert(round_began);
+                if since.elapsed() > ENGINE_PATIENCE {
+                    return Err(WorkerError::Cluster(e));
+                }
+                tracing::warn!("share round failed ({e}); retrying");
+                done_rounds = 0;
+            }
+            Err(e) => return Err(e),
         }
         tokio::select! {
             _ = shutdown.cancelled() => {
@@ -337,6 +318,70 @@ async fn rounds(
     }
 }
 
+/// How long a worker goes on while the engine fails its rounds or its inbox pulls (as long as
+/// a log append is retried, `cluster::log::APPEND_RETRY`).
+const ENGINE_PATIENCE: Duration = Duration::from_secs(30);
+
+/// One share round (see [`rounds`]); whether this worker is idle after it (also said to the
+/// engine).
+async fn one_round(
+    state: &State,
+    share: &mut crate::cluster::Share,
+    ctx: &Arc<Ctx>,
+    sink: Option<&PageSink>,
+    shutdown: &CancellationToken,
+    round_began: Instant,
+) -> Result<bool, WorkerError> {
+    let round = share.round().await?;
+    for p in &round.lost {
+        held_of(&state.held).remove(p);
+        jobs_of(&state.jobs).draining.remove(p);
+    }
+    // What is left was renewed in this round (the lost ones are out first).
+    *state.renewed.lock().unwrap_or_else(PoisonError::into_inner) = round_began;
+    // A surplus partition starts no new work; it is released once its work in hand is
+    // committed, so the next owner refetches nothing.
+    for &p in &round.surplus {
+        jobs_of(&state.jobs).draining.insert(p);
+    }
+    let drained: Vec<u32> = {
+        let jobs = jobs_of(&state.jobs);
+        jobs.draining
+            .iter()
+            .copied()
+            .filter(|p| jobs.in_hand.get(p).copied().unwrap_or(0) == 0)
+            .collect()
+    };
+    for p in drained {
+        share.release(p).await?;
+        held_of(&state.held).remove(&p);
+        jobs_of(&state.jobs).draining.remove(&p);
+        tracing::info!(partition = p, "handed a partition back");
+    }
+    for &p in &round.taken {
+        match take_over(state, ctx, sink, p, shutdown).await {
+            Ok(()) => {}
+            // The engine failed part-way: give the lease back, for this worker or another to
+            // take the partition over again from the start.
+            Err(WorkerError::Cluster(e)) => {
+                tracing::warn!(
+                    partition = p,
+                    "taking a partition over failed ({e}); released"
+                );
+                held_of(&state.held).remove(&p);
+                let _ = share.release(p).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if !round.taken.is_empty() || !round.lost.is_empty() {
+        tracing::info!(taken = ?round.taken, lost = ?round.lost, held = held_of(&state.held).len(), "partitions moved");
+    }
+    let idle = idle(state)?;
+    state.engine.set_idle(&state.id, idle).await?;
+    Ok(idle)
+}
+
 /// The inboxes of the partitions this worker holds (and is not handing back): links pulled,
 /// logged, queued, acknowledged, until `finished`.
 async fn pull_links(
@@ -345,6 +390,7 @@ async fn pull_links(
     finished: CancellationToken,
 ) -> Result<(), WorkerError> {
     let mut inboxes: HashMap<u32, LinkInbox> = HashMap::new();
+    let mut failing_since: Option<Instant> = None;
     while !finished.is_cancelled() {
         let held: Vec<u32> = {
             let draining = jobs_of(&state.jobs).draining.clone();
@@ -357,20 +403,21 @@ async fn pull_links(
         inboxes.retain(|p, _| held.contains(p));
         let mut pulled = false;
         for p in held {
-            let inbox = match inboxes.entry(p) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(state.engine.inbox(p).await?)
+            match pull(&state, &ctx, &mut inboxes, p).await {
+                Ok(got) => {
+                    pulled |= got;
+                    failing_since = None;
                 }
-            };
-            let links = inbox.next(PULL, Duration::from_millis(20)).await?;
-            if links.is_empty() {
-                continue;
-            }
-            pulled = true;
-            if !receive(&state, &ctx, p, links).await? {
-                held_of(&state.held).remove(&p);
-                inboxes.remove(&p);
+                // The engine failing: links not acknowledged come back; try again shortly.
+                Err(WorkerError::Cluster(e)) => {
+                    inboxes.remove(&p);
+                    let since = *failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > ENGINE_PATIENCE {
+                        return Err(WorkerError::Cluster(e));
+                    }
+                    tracing::warn!(partition = p, "pulling links failed ({e}); retrying");
+                }
+                Err(e) => return Err(e),
             }
         }
         if !pulled {
@@ -381,6 +428,29 @@ async fn pull_links(
         }
     }
     Ok(())
+}
+
+/// Pull partition `p`'s waiting links (opening its inbox the first time) and receive them;
+/// whether there were any.
+async fn pull(
+    state: &State,
+    ctx: &Arc<Ctx>,
+    inboxes: &mut HashMap<u32, LinkInbox>,
+    p: u32,
+) -> Result<bool, WorkerError> {
+    let inbox = match inboxes.entry(p) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(state.engine.inbox(p).await?),
+    };
+    let links = inbox.next(PULL, Duration::from_millis(20)).await?;
+    if links.is_empty() {
+        return Ok(false);
+    }
+    if !receive(state, ctx, p, links).await? {
+        held_of(&state.held).remove(&p);
+        inboxes.remove(&p);
+    }
+    Ok(true)
 }
 
 /// Take partition `p` over: fence its log, rebuild what it holds in the local store (its
