@@ -282,15 +282,15 @@ impl HttpResponse {
     }
 }
 
-/// Parse a `response` record's block. `max_body` caps the decoded body (decompression bombs).
-pub fn parse_http_response(block: &[u8], max_body: usize) -> Result<HttpResponse, HttpError> {
-    let head_end = find(block, b"\r\n\r\n")
-        .map(|i| (i, i + 4))
-        .or_else(|| find(block, b"\n\n").map(|i| (i, i + 2)))
-        .ok_or_else(|| HttpError::Malformed("no end of headers".into()))?;
-    let head = String::from_utf8_lossy(&block[..head_end.0]);
-    let mut lines = head.lines();
-    let status_line = lines.next().unwrap_or("");
+/// The status code of a `response` record's block, from its status line alone (nothing else is
+/// parsed or decoded).
+pub fn http_status(block: &[u8]) -> Result<u16, HttpError> {
+    let end = memchr::memchr(b'\n', block).unwrap_or(block.len());
+    status_code(&String::from_utf8_lossy(&block[..end]))
+}
+
+/// The code of an HTTP status line (`HTTP/1.1 200 OK`).
+fn status_code(status_line: &str) -> Result<u16, HttpError> {
     let mut parts = status_line.split_ascii_whitespace();
     let version = parts.next().unwrap_or("");
     if !version.starts_with("HTTP/") {
@@ -299,10 +299,21 @@ pub fn parse_http_response(block: &[u8], max_body: usize) -> Result<HttpResponse
             preview(status_line.as_bytes())
         )));
     }
-    let status: u16 = parts
+    parts
         .next()
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| HttpError::Malformed(format!("status line {status_line:?}")))?;
+        .ok_or_else(|| HttpError::Malformed(format!("status line {status_line:?}")))
+}
+
+/// Parse a `response` record's block. `max_body` caps the decoded body (decompression bombs).
+pub fn parse_http_response(block: &[u8], max_body: usize) -> Result<HttpResponse, HttpError> {
+    let head_end = find(block, b"\r\n\r\n")
+        .map(|i| (i, i + 4))
+        .or_else(|| find(block, b"\n\n").map(|i| (i, i + 2)))
+        .ok_or_else(|| HttpError::Malformed("no end of headers".into()))?;
+    let head = String::from_utf8_lossy(&block[..head_end.0]);
+    let mut lines = head.lines();
+    let status = status_code(lines.next().unwrap_or(""))?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))

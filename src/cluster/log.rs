@@ -279,15 +279,13 @@ impl PartitionLog {
         );
         headers.insert(WRITER_HEADER, self.writer.as_str());
         headers.insert(APPEND_HEADER, number.as_str());
+        // Shared by every try (a clone is a reference count, not a copy).
+        let payload = bytes::Bytes::from(record);
         let started = std::time::Instant::now();
         loop {
             let sent = self
                 .js
-                .publish_with_headers(
-                    subject(self.partition),
-                    headers.clone(),
-                    record.clone().into(),
-                )
+                .publish_with_headers(subject(self.partition), headers.clone(), payload.clone())
                 .await;
             let error = match sent {
                 Ok(ack) => match ack.await {

@@ -227,7 +227,7 @@ pub async fn start(
 
 /// Host, pid and start time: unique per process.
 fn worker_id() -> String {
-    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
+    let host = crate::crawl::archive::hostname().unwrap_or_else(|| "host".into());
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());

@@ -348,7 +348,7 @@ fn one_line(s: &str) -> String {
 
 /// This machine's host name, when the system tells.
 #[cfg(unix)]
-fn hostname() -> Option<String> {
+pub fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for writes of its length; gethostname NUL-terminates within
     // it on success (POSIX leaves truncation unspecified, so the NUL is searched for).
@@ -362,7 +362,7 @@ fn hostname() -> Option<String> {
 }
 
 #[cfg(not(unix))]
-fn hostname() -> Option<String> {
+pub fn hostname() -> Option<String> {
     None
 }
 

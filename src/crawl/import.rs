@@ -199,12 +199,12 @@ fn read(
     let mut seen = Commit::new();
     let mut marked = 0;
     for file in files {
-        for_each_response(file, &mut summary, &mut |url, http, _| {
-            if !http
-                .as_ref()
-                .is_some_and(|h| h.status == 429 || h.status >= 500)
-                && ctx.scope.check(&url).is_ok()
-            {
+        // Counted in the second reading.
+        let mut uncounted = ImportSummary::default();
+        for_each_response(file, &mut uncounted, &mut |url, record, _| {
+            // The status line is all this reading needs: the body is decoded in the second.
+            let status = warc::http_status(&record.block).ok();
+            if !status.is_some_and(|s| s == 429 || s >= 500) && ctx.scope.check(&url).is_ok() {
                 seen.seen(url.to_string());
                 marked += 1;
             }
@@ -217,11 +217,17 @@ fn read(
     }
     ctx.store.commit(seen)?;
 
-    let (mut responses, mut problems) = (0, 0);
     for file in files {
         let mut redirects = Commit::new();
-        let mut counts = ImportSummary::default();
-        for_each_response(file, &mut counts, &mut |url, http, date| {
+        for_each_response(file, &mut summary, &mut |url, record, summary| {
+            let http = match warc::parse_http_response(&record.block, MAX_BODY) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    tracing::warn!(file = %file.display(), offset = record.offset, %url, "WARC import: {e}");
+                    summary.problems += 1;
+                    None
+                }
+            };
             let Some(http) = http.filter(|_| ctx.scope.check(&url).is_ok()) else {
                 summary.skipped += 1;
                 return Ok(true);
@@ -251,10 +257,10 @@ fn read(
             }
             // A send fails when the receiving side stopped (shutdown, or an error that is the
             // import's): read no further.
-            Ok(tx.blocking_send((url, response(http, date))).is_ok())
+            Ok(tx
+                .blocking_send((url, response(http, warc_date(&record))))
+                .is_ok())
         })?;
-        responses += counts.responses;
-        problems += counts.problems;
         let out = ctx.store.commit(redirects)?;
         if let Some(q) = queued {
             q(out.enqueued);
@@ -263,18 +269,16 @@ fn read(
             break;
         }
     }
-    summary.responses = responses;
-    summary.problems = problems;
     Ok(summary)
 }
 
-/// Call `f` with each `response` record of `file`: its target URL (normalised as the crawl
-/// normalises), its HTTP response (`None` when the block is not one) and its `WARC-Date`;
-/// `summary` counts the responses and the problems. `f` returns whether to read on.
+/// Call `f` with each `response` record of `file` and its target URL (normalised as the crawl
+/// normalises); `summary` counts the responses and the records that cannot be read. `f` returns
+/// whether to read on.
 fn for_each_response(
     file: &Path,
     summary: &mut ImportSummary,
-    f: &mut dyn FnMut(Url, Option<HttpResponse>, SystemTime) -> Result<bool, ImportError>,
+    f: &mut dyn FnMut(Url, Record, &mut ImportSummary) -> Result<bool, ImportError>,
 ) -> Result<(), ImportError> {
     let reader = warc::open(file).map_err(|source| ImportError::Read {
         path: file.to_path_buf(),
@@ -298,15 +302,7 @@ fn for_each_response(
             continue;
         };
         summary.responses += 1;
-        let http = match warc::parse_http_response(&record.block, MAX_BODY) {
-            Ok(h) => Some(h),
-            Err(e) => {
-                tracing::warn!(file = %file.display(), offset = record.offset, %url, "WARC import: {e}");
-                summary.problems += 1;
-                None
-            }
-        };
-        if !f(url, http, warc_date(&record))? {
+        if !f(url, record, summary)? {
             break;
         }
     }
