@@ -74,12 +74,12 @@ async fn run(args: &Args, url: &str, dir: &std::path::Path) {
     let taker = engine.log(1, "bench-taker").await.expect("take over");
     let spool = dir.join("spool.warc.gz");
     let started = Instant::now();
-    let spooled = taker.spool(0, &spool).await.expect("spool");
+    let spooled = taker.reader().spool(0, &spool).await.expect("spool");
     let spool_secs = started.elapsed().as_secs_f64();
     assert_eq!(spooled.exchanges as usize, args.records);
     // For comparison: the same log read message by message, one request each (`read_after`).
     let started = Instant::now();
-    let one_by_one = taker.read_after(0).await.expect("read").len();
+    let one_by_one = taker.reader().read_after(0).await.expect("read").len();
     let one_by_one_secs = started.elapsed().as_secs_f64();
     let client = async_nats::connect(url).await.expect("connect");
     let js = async_nats::jetstream::new(client);

@@ -321,6 +321,12 @@ pub struct ExportArgs {
     /// last_modified, cluster, template_ratio, dup_of, text.
     #[arg(long)]
     pub fields: Option<String>,
+    /// The whole corpus of a cluster crawl (`--features cluster`), from any machine: every
+    /// partition log's pages are first gathered from the NATS engine at URLS into --data (a
+    /// directory of its own, kept so that the next export adds only what is new) and cleaned
+    /// there, then exported (docs/cluster.md).
+    #[arg(long, value_name = "URLS")]
+    pub cluster: Option<String>,
     #[command(flatten)]
     pub settings: ConfigArgs,
     #[arg(long, short)]

@@ -378,6 +378,7 @@ async fn a_stale_writer_cannot_append_to_a_partition_log_another_writer_took_ove
     ));
     // A takeover's replay reads the partition's commits in order: no stale ones, no markers.
     let records: Vec<Vec<u8>> = new
+        .reader()
         .read_after(0)
         .await
         .expect("read")
@@ -396,7 +397,7 @@ async fn a_stale_writer_cannot_append_to_a_partition_log_another_writer_took_ove
         unreachable!()
     };
     assert_eq!(
-        new.read_after(after).await.expect("read").len(),
+        new.reader().read_after(after).await.expect("read").len(),
         2,
         "replay from a snapshot's sequence"
     );
@@ -468,7 +469,7 @@ async fn records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeov
         Append::Stored(_)
     ));
 
-    let mut replay = b.replay(0).await.expect("replay");
+    let mut replay = b.reader().replay(0).await.expect("replay");
     let mut got = Vec::new();
     while let Some((_, kind, bytes)) = replay.next().await.expect("replay") {
         got.push((kind, bytes));
@@ -484,7 +485,7 @@ async fn records_larger_than_a_message_replay_whole_and_a_record_cut_by_a_takeov
     assert_eq!(got[2], (Kind::Exchange, b"small".to_vec()));
     assert_eq!(got[3], (Kind::Link, b"http://127.0.0.1:1/after".to_vec()));
     // From a sequence on: what came after it.
-    let mut from = b.replay(after_link).await.expect("replay");
+    let mut from = b.reader().replay(after_link).await.expect("replay");
     let (_, kind, _) = from.next().await.expect("replay").expect("a record");
     assert_eq!(kind, Kind::Exchange);
 }
@@ -545,7 +546,7 @@ async fn a_new_owner_rebuilds_a_partition_from_its_log_without_a_request() {
     let second = Dirs::new();
     let taken = engine.log(2, "worker-b").await.expect("take over");
     let spool = second.tmp.path().join("p2.warc.gz");
-    let spooled = taken.spool(0, &spool).await.expect("spool");
+    let spooled = taken.reader().spool(0, &spool).await.expect("spool");
     assert_eq!(spooled.links, std::slice::from_ref(&seed));
     assert!(spooled.exchanges >= 1 && spooled.last > 0, "{spooled:?}");
     let options = thresher::crawl::RunOptions {
@@ -707,7 +708,7 @@ async fn no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_kill
 
     // A new owner replays the log: every acknowledged record, in order, once.
     let taker = engine.log(1, "worker-b").await.expect("take over");
-    let mut replay = taker.replay(0).await.expect("replay");
+    let mut replay = taker.reader().replay(0).await.expect("replay");
     let mut got = Vec::new();
     while let Some((_, _, bytes)) = replay.next().await.expect("replay") {
         got.push(bytes);
@@ -854,6 +855,19 @@ impl Crawled {
         logs
     }
 
+    /// The cleaned text of a one-machine crawl of the four sites, with the workers' settings.
+    async fn one_machine_texts(&self) -> std::collections::BTreeMap<(String, String), String> {
+        let single = crate::crawl::Dirs::new();
+        crate::crawl::crawl_learning(
+            &single,
+            &self.seeds,
+            "[template]\nmin_pages = 3\n",
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
+        crate::crawl::texts(&single.out())
+    }
+
     /// Every page of the four sites, as URLs.
     fn all_pages(&self) -> BTreeSet<String> {
         self.sites
@@ -923,6 +937,94 @@ async fn two_workers_crawl_four_sites_between_them_each_page_once_and_politely()
     assert_eq!(both, c.all_pages(), "{logs}");
 }
 
+/// `thresher export --cluster URL` with `args`, and the workers' template settings: its
+/// stderr, and whether it exited 0.
+fn export_cluster(url: &str, args: &[&std::ffi::OsStr]) -> (String, bool) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let config = dir.path().join("thresher.toml");
+    std::fs::write(&config, "[template]\nmin_pages = 3\n").expect("config");
+    let out = Command::new(thresher_bin())
+        .args(["export", "--cluster", url, "--config"])
+        .arg(&config)
+        .args(args)
+        .output()
+        .expect("run export");
+    (
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    )
+}
+
+/// The corpus of a crawl two workers shared, written once from a third directory: every page
+/// exactly once, its text equal to a one-machine crawl's; a second export adds nothing and
+/// writes the same; a worker's own data directory is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_cluster_writes_the_whole_corpus_once_from_any_machine() {
+    let Some(c) = Crawled::start(
+        "export_cluster_writes_the_whole_corpus_once_from_any_machine",
+        70,
+        15,
+    )
+    .await
+    else {
+        return;
+    };
+    let (mut wa, mut wb) = (c.worker("a"), c.worker("b"));
+    let logs = c.finish(&mut [("a", &mut wa), ("b", &mut wb)]);
+    let gathered = c.dir("export");
+    let (jsonl, jsonl2) = (c.dir("corpus.jsonl"), c.dir("corpus2.jsonl"));
+    let run = |out: &PathBuf| {
+        export_cluster(
+            &c.nats.url,
+            &[
+                "--data".as_ref(),
+                gathered.as_os_str(),
+                "--fields".as_ref(),
+                "url,text".as_ref(),
+                "--out".as_ref(),
+                out.as_os_str(),
+            ],
+        )
+    };
+    let (said, ok) = run(&jsonl);
+    assert!(ok, "{said}\n{logs}");
+    let rows = |path: &PathBuf| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .expect("corpus")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    let first = rows(&jsonl);
+    let urls: Vec<String> = first
+        .iter()
+        .map(|r| r["url"].as_str().expect("url").to_string())
+        .collect();
+    let once: BTreeSet<String> = urls.iter().cloned().collect();
+    assert_eq!(urls.len(), once.len(), "a page twice in the corpus");
+    assert_eq!(once, c.all_pages(), "every page\n{said}");
+    // Its cleaned text, as the gathering wrote it, equals a one-machine crawl's.
+    assert_eq!(
+        crate::crawl::texts(&gathered.join("text")),
+        c.one_machine_texts().await,
+        "the same cleaned text"
+    );
+    // Again: nothing new to read, the same corpus.
+    let (said, ok) = run(&jsonl2);
+    assert!(ok, "{said}");
+    assert!(said.contains("Gathered 0 new record(s)"), "{said}");
+    assert_eq!(rows(&jsonl2), first);
+    // A worker's data directory is not a gathered corpus: refused, left as it was.
+    let worker_data = c.dir("a").join("data");
+    let before = stored_in(&c.dir("a"));
+    let (said, ok) = export_cluster(&c.nats.url, &["--data".as_ref(), worker_data.as_os_str()]);
+    assert!(
+        !ok && said.contains("a --data directory of its own"),
+        "{said}"
+    );
+    assert_eq!(stored_in(&c.dir("a")), before);
+}
+
 /// kill -9 of a worker mid-crawl: the other takes its partitions over once their leases lapse,
 /// imports what the killed one committed, and finishes the crawl; only requests in flight at
 /// the kill are made again, and the survivor's cleaned text equals a one-machine crawl's.
@@ -953,17 +1055,9 @@ async fn a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice()
     // Fetched again: only what was in flight at the kill (one request an origin at most).
     c.check_requests(1, &logs);
     // The survivor's cleaned text equals a one-machine crawl's of the same sites.
-    let single = crate::crawl::Dirs::new();
-    crate::crawl::crawl_learning(
-        &single,
-        &c.seeds,
-        "[template]\nmin_pages = 3\n",
-        tokio_util::sync::CancellationToken::new(),
-    )
-    .await;
     assert_eq!(
         crate::crawl::texts(&c.dir("b").join("out")),
-        crate::crawl::texts(&single.out()),
+        c.one_machine_texts().await,
         "the same cleaned text"
     );
 }
@@ -1032,6 +1126,27 @@ fn a_worker_that_cannot_reach_the_engine_says_so_exits_non_zero_and_writes_nothi
     );
     assert!(!data.exists(), "nothing written");
     assert!(!tmp.path().join("out").exists(), "nothing written");
+}
+
+#[test]
+fn export_cluster_without_an_engine_says_so_exits_non_zero_and_makes_nothing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (data, out) = (tmp.path().join("data"), tmp.path().join("c.jsonl"));
+    let (err, ok) = export_cluster(
+        "nats://127.0.0.1:1",
+        &[
+            "--data".as_ref(),
+            data.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("cannot reach the NATS engine at nats://127.0.0.1:1"),
+        "{err}"
+    );
+    assert!(!data.exists() && !out.exists(), "nothing written");
 }
 
 #[tokio::test]

@@ -19,11 +19,19 @@ pub fn subject(partition: u32) -> String {
     format!("thresher.log.{partition}")
 }
 
+/// A read-only handle on a partition's log: reads it back without fencing anyone (`export
+/// --cluster` reads every partition's this way while the crawl goes on). A writer's
+/// [`PartitionLog`] reads through one ([`PartitionLog::reader`]).
+#[derive(Clone)]
+pub struct LogReader {
+    stream: stream::Stream,
+    partition: u32,
+}
+
 /// One writer's handle on a partition's log.
 pub struct PartitionLog {
     js: jetstream::Context,
-    stream: stream::Stream,
-    partition: u32,
+    reader: LogReader,
     /// The last sequence on the subject this writer knows of (0: none).
     last: u64,
     /// This writer's id (header [`WRITER_HEADER`] of its appends).
@@ -101,19 +109,14 @@ impl PartitionLog {
         partition: u32,
         writer: &str,
     ) -> Result<Self, ClusterError> {
-        let stream = js
-            .get_stream(LOG_STREAM)
-            .await
-            .map_err(|e| ClusterError::engine("opening the log stream", e))?;
         let mut log = PartitionLog {
             js: js.clone(),
-            stream,
-            partition,
+            reader: LogReader::open(js, partition).await?,
             last: 0,
             writer: writer.to_string(),
             appended: 0,
         };
-        log.last = log.last_sequence().await?;
+        log.last = log.reader.last_sequence().await?;
         let mut marker = HeaderMap::new();
         marker.insert(MARKER_HEADER, writer);
         match log.publish(marker, Vec::new()).await? {
@@ -128,20 +131,12 @@ impl PartitionLog {
     }
 
     pub fn partition(&self) -> u32 {
-        self.partition
+        self.reader.partition
     }
 
-    /// The last sequence on the subject (0: empty).
-    async fn last_sequence(&self) -> Result<u64, ClusterError> {
-        match self
-            .stream
-            .get_last_raw_message_by_subject(&subject(self.partition))
-            .await
-        {
-            Ok(m) => Ok(m.sequence),
-            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
-            Err(e) => Err(ClusterError::engine("reading a partition log", e)),
-        }
+    /// This log read back (replay, spool), as any reader would.
+    pub fn reader(&self) -> &LogReader {
+        &self.reader
     }
 
     /// Append `record` if no other writer appended since this one's last append (or open).
@@ -177,6 +172,111 @@ impl PartitionLog {
             }
         }
         Ok(stored)
+    }
+
+    /// Publish one message fenced by this writer's last sequence, naming the writer and its
+    /// append's number. An error the engine may recover from (a leader election: a timeout,
+    /// no responders) is retried with the same message for up to [`APPEND_RETRY`]; an append
+    /// refused as out of sequence is this writer's own when the subject's last message carries
+    /// its name and this append's number (the first try was stored, its ack lost), else the
+    /// partition is another writer's now.
+    async fn publish(
+        &mut self,
+        mut headers: HeaderMap,
+        record: Vec<u8>,
+    ) -> Result<Append, ClusterError> {
+        let number = (self.appended + 1).to_string();
+        headers.insert(
+            async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE,
+            self.last.to_string().as_str(),
+        );
+        headers.insert(WRITER_HEADER, self.writer.as_str());
+        headers.insert(APPEND_HEADER, number.as_str());
+        // Shared by every try (a clone is a reference count, not a copy).
+        let payload = bytes::Bytes::from(record);
+        let started = std::time::Instant::now();
+        loop {
+            let sent = self
+                .js
+                .publish_with_headers(
+                    subject(self.reader.partition),
+                    headers.clone(),
+                    payload.clone(),
+                )
+                .await;
+            let error = match sent {
+                Ok(ack) => match ack.await {
+                    Ok(ack) => {
+                        self.last = ack.sequence;
+                        self.appended += 1;
+                        return Ok(Append::Stored(ack.sequence));
+                    }
+                    Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                        return self.own_or_fenced(&number).await;
+                    }
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e.to_string(),
+            };
+            if started.elapsed() >= APPEND_RETRY {
+                return Err(ClusterError::engine("appending to a partition log", error));
+            }
+            tracing::debug!(
+                partition = self.reader.partition,
+                "append failed ({error}); retrying"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    /// After an append refused as out of sequence: `Stored` when the subject's last message is
+    /// this writer's append `number` (an earlier try of it got in), else `Fenced`.
+    async fn own_or_fenced(&mut self, number: &str) -> Result<Append, ClusterError> {
+        let last = self
+            .reader
+            .stream
+            .get_last_raw_message_by_subject(&subject(self.reader.partition))
+            .await
+            .map_err(|e| ClusterError::engine("reading a partition log", e))?;
+        let header = |name: &str| last.headers.get(name).map(|v| v.as_str().to_string());
+        if header(WRITER_HEADER).as_deref() == Some(self.writer.as_str())
+            && header(APPEND_HEADER).as_deref() == Some(number)
+        {
+            self.last = last.sequence;
+            self.appended += 1;
+            return Ok(Append::Stored(last.sequence));
+        }
+        Ok(Append::Fenced)
+    }
+}
+
+impl LogReader {
+    pub(super) async fn open(
+        js: &jetstream::Context,
+        partition: u32,
+    ) -> Result<Self, ClusterError> {
+        let stream = js
+            .get_stream(LOG_STREAM)
+            .await
+            .map_err(|e| ClusterError::engine("opening the log stream", e))?;
+        Ok(LogReader { stream, partition })
+    }
+
+    pub fn partition(&self) -> u32 {
+        self.partition
+    }
+
+    /// The last sequence on the subject (0: empty).
+    pub async fn last_sequence(&self) -> Result<u64, ClusterError> {
+        match self
+            .stream
+            .get_last_raw_message_by_subject(&subject(self.partition))
+            .await
+        {
+            Ok(m) => Ok(m.sequence),
+            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
+            Err(e) => Err(ClusterError::engine("reading a partition log", e)),
+        }
     }
 
     /// A takeover's read of the log after stream sequence `after`: every `exchange` record's
@@ -261,76 +361,6 @@ impl PartitionLog {
         Ok(Replay { messages, end })
     }
 
-    /// Publish one message fenced by this writer's last sequence, naming the writer and its
-    /// append's number. An error the engine may recover from (a leader election: a timeout,
-    /// no responders) is retried with the same message for up to [`APPEND_RETRY`]; an append
-    /// refused as out of sequence is this writer's own when the subject's last message carries
-    /// its name and this append's number (the first try was stored, its ack lost), else the
-    /// partition is another writer's now.
-    async fn publish(
-        &mut self,
-        mut headers: HeaderMap,
-        record: Vec<u8>,
-    ) -> Result<Append, ClusterError> {
-        let number = (self.appended + 1).to_string();
-        headers.insert(
-            async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE,
-            self.last.to_string().as_str(),
-        );
-        headers.insert(WRITER_HEADER, self.writer.as_str());
-        headers.insert(APPEND_HEADER, number.as_str());
-        // Shared by every try (a clone is a reference count, not a copy).
-        let payload = bytes::Bytes::from(record);
-        let started = std::time::Instant::now();
-        loop {
-            let sent = self
-                .js
-                .publish_with_headers(subject(self.partition), headers.clone(), payload.clone())
-                .await;
-            let error = match sent {
-                Ok(ack) => match ack.await {
-                    Ok(ack) => {
-                        self.last = ack.sequence;
-                        self.appended += 1;
-                        return Ok(Append::Stored(ack.sequence));
-                    }
-                    Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
-                        return self.own_or_fenced(&number).await;
-                    }
-                    Err(e) => e.to_string(),
-                },
-                Err(e) => e.to_string(),
-            };
-            if started.elapsed() >= APPEND_RETRY {
-                return Err(ClusterError::engine("appending to a partition log", error));
-            }
-            tracing::debug!(
-                partition = self.partition,
-                "append failed ({error}); retrying"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
-    }
-
-    /// After an append refused as out of sequence: `Stored` when the subject's last message is
-    /// this writer's append `number` (an earlier try of it got in), else `Fenced`.
-    async fn own_or_fenced(&mut self, number: &str) -> Result<Append, ClusterError> {
-        let last = self
-            .stream
-            .get_last_raw_message_by_subject(&subject(self.partition))
-            .await
-            .map_err(|e| ClusterError::engine("reading a partition log", e))?;
-        let header = |name: &str| last.headers.get(name).map(|v| v.as_str().to_string());
-        if header(WRITER_HEADER).as_deref() == Some(self.writer.as_str())
-            && header(APPEND_HEADER).as_deref() == Some(number)
-        {
-            self.last = last.sequence;
-            self.appended += 1;
-            return Ok(Append::Stored(last.sequence));
-        }
-        Ok(Append::Fenced)
-    }
-
     /// The records of the log after stream sequence `after`, in order, with their sequences
     /// (takeover markers left out).
     pub async fn read_after(&self, after: u64) -> Result<Vec<(u64, Vec<u8>)>, ClusterError> {
@@ -357,7 +387,7 @@ impl PartitionLog {
     }
 }
 
-/// What [`PartitionLog::spool`] read.
+/// What [`LogReader::spool`] read.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Spooled {
     /// The sequence of the last record read (`after` when there was none): where the next
@@ -369,7 +399,7 @@ pub struct Spooled {
     pub links: Vec<String>,
 }
 
-/// A partition log read back record by record, in order ([`PartitionLog::replay`]): a takeover
+/// A partition log read back record by record, in order ([`LogReader::replay`]): a takeover
 /// reads what the partition's writers committed, one message in memory at a time (beside the
 /// record being put together from its parts).
 pub struct Replay {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use lease::{Lease, Leases, Renewal};
 pub use links::{InboundLink, LinkInbox, Sent};
-pub use log::{Append, Kind, PartitionLog, Replay, Spooled};
+pub use log::{Append, Kind, LogReader, PartitionLog, Replay, Spooled};
 pub use share::{Round, Share};
 
 /// The bucket holding the cluster's spec (key [`SPEC_KEY`]).
@@ -381,6 +381,11 @@ impl Engine {
     /// lease is held: whoever wrote before is fenced from now on), for appending and reading back.
     pub async fn log(&self, partition: u32, writer: &str) -> Result<PartitionLog, ClusterError> {
         PartitionLog::open(&self.js, partition, writer).await
+    }
+
+    /// `partition`'s log to read only: no marker is appended, so its writer goes on.
+    pub async fn log_reader(&self, partition: u32) -> Result<LogReader, ClusterError> {
+        LogReader::open(&self.js, partition).await
     }
 
     /// Hand `url` to the owner of `partition` (its site's partition).

@@ -135,16 +135,7 @@ pub fn run(
         config.crawl.warc_dir = Some(config.crawl.data_dir.join("warc"));
     }
     let seeds = seeds_of(args)?;
-    std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
-        path: config.crawl.data_dir.clone(),
-        source,
-    })?;
-    if config.template.inline {
-        check_out_dir(&config.crawl.out_dir)?;
-    }
-    let mut store = Store::open(&config.crawl.data_dir, config.store.cache_bytes)?;
-    store.set_page_file_bytes(config.store.page_file_bytes);
-    let store = Arc::new(store);
+    let store = open_data(&config)?;
     if config.recrawl.enabled {
         start_recrawl(&store, &config, &seeds, &progress)?;
     }
@@ -160,16 +151,7 @@ pub fn run(
     }
     let info = start_run(&store, &config, &progress)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(CrawlCmdError::Runtime)?;
-    let config = Arc::new(config);
-    let stats = Arc::new(CrawlStats::default());
-    let learner = config
-        .template
-        .inline
-        .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
+    let (runtime, config, stats, learner) = prepare(config, &store)?;
     let mut options = RunOptions {
         recrawl: config.recrawl.enabled,
         import: args.import_warc.clone(),
@@ -224,6 +206,85 @@ pub fn run(
     match learned {
         Some(l) if !l.failures.is_empty() => Err(CrawlCmdError::Learn(l.failures)),
         _ => Ok(summary),
+    }
+}
+
+/// The data directory made and its store opened (and the output directory checked when
+/// cleaned text is written inline).
+fn open_data(config: &Config) -> Result<Arc<Store>, CrawlCmdError> {
+    std::fs::create_dir_all(&config.crawl.data_dir).map_err(|source| CrawlCmdError::Dir {
+        path: config.crawl.data_dir.clone(),
+        source,
+    })?;
+    if config.template.inline {
+        check_out_dir(&config.crawl.out_dir)?;
+    }
+    let mut store = Store::open(&config.crawl.data_dir, config.store.cache_bytes)?;
+    store.set_page_file_bytes(config.store.page_file_bytes);
+    Ok(Arc::new(store))
+}
+
+/// A crawl's runtime, shared config and counters, and its inline learner (when on).
+type Prepared = (
+    tokio::runtime::Runtime,
+    Arc<Config>,
+    Arc<CrawlStats>,
+    Option<Learner>,
+);
+
+fn prepare(config: Config, store: &Arc<Store>) -> Result<Prepared, CrawlCmdError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CrawlCmdError::Runtime)?;
+    let config = Arc::new(config);
+    let stats = Arc::new(CrawlStats::default());
+    let learner = config
+        .template
+        .inline
+        .then(|| Learner::spawn(config.clone(), store.clone(), stats.clone()));
+    Ok((runtime, config, stats, learner))
+}
+
+/// Store the pages of WARC `files` in `config`'s data directory as a crawl's import would,
+/// fetching nothing, then learn templates and write cleaned text as at a crawl's end
+/// (`export --cluster` gathers the partition logs' pages this way). Every host in the files is
+/// in scope (they were fetched by crawls that checked theirs); the config's patterns still
+/// apply. Importing the same pages again stores nothing twice.
+#[cfg(feature = "cluster")]
+pub(super) fn import_only(
+    mut config: Config,
+    files: Vec<PathBuf>,
+    progress: Arc<Progress>,
+) -> Result<(CrawlSummary, Option<LearnSummary>), CrawlCmdError> {
+    config.scope.seed_hosts_only = false;
+    config.crawl.warc_dir = None;
+    config.recrawl.enabled = false;
+    let store = open_data(&config)?;
+    let info = start_run(&store, &config, &progress)?;
+    let (runtime, config, stats, learner) = prepare(config, &store)?;
+    let options = RunOptions {
+        import: files,
+        fetch: false,
+        ..RunOptions::default()
+    };
+    let (summary, learned) = runtime.block_on(crawl_and_learn(
+        config.clone(),
+        store.clone(),
+        &[],
+        CancellationToken::new(),
+        stats.clone(),
+        learner,
+        progress.clone(),
+        info.clone(),
+        options,
+    ));
+    progress.finish();
+    let summary = summary?;
+    end_run(&store, &config, info, &summary)?;
+    match learned {
+        Some(l) if !l.failures.is_empty() => Err(CrawlCmdError::Learn(l.failures)),
+        learned => Ok((summary, learned)),
     }
 }
 

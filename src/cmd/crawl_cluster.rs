@@ -471,7 +471,7 @@ async fn take_over(
         source,
     })?;
     let spool = dir.join(format!("p{p}.warc.gz"));
-    let spooled = log.spool(0, &spool).await?;
+    let spooled = log.reader().spool(0, &spool).await?;
     let mut imported = 0;
     if spooled.exchanges > 0 {
         let to_crawl = state.to_crawl.clone();

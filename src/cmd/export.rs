@@ -2,7 +2,8 @@
 //! `.gz` or `.zst`), Parquet, or one text file per page — with per-page metadata and optional
 //! deduplication (`corpus` does the work; this parses the flags, shows a progress bar and prints
 //! the summary). Reads only the store, so it works on a finished or an interrupted crawl (it
-//! exports what is cleaned).
+//! exports what is cleaned). With `--cluster`, a cluster crawl's corpus is gathered into the data
+//! directory first (`cmd::export_cluster`).
 
 use std::path::PathBuf;
 
@@ -31,6 +32,9 @@ pub enum ExportError {
     UnknownHost(String),
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// `--cluster`: gathering the corpus failed, or this build has no cluster mode.
+    #[error("{0}")]
+    Cluster(String),
 }
 
 pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
@@ -48,6 +52,9 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
         (Format::Text, None) => return Err(ExportError::TextNeedsDir),
         (Format::Parquet, None) => return Err(ExportError::ParquetNeedsFile),
         _ => {}
+    }
+    if let Some(urls) = &args.cluster {
+        gather(urls, &config, args.quiet)?;
     }
     if !data.exists() {
         return Err(ExportError::Missing(data.clone()));
@@ -88,6 +95,26 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
             }
             Ok(summary)
         }
+    }
+}
+
+/// `--cluster URLS`: the cluster's corpus gathered into the data directory first.
+fn gather(urls: &str, config: &crate::config::Config, quiet: bool) -> Result<(), ExportError> {
+    #[cfg(feature = "cluster")]
+    {
+        let gathering = super::export_cluster::gather(urls, config, quiet)
+            .map_err(|e| ExportError::Cluster(e.to_string()))?;
+        if !quiet {
+            eprintln!("{}", gathering.line(&config.crawl.data_dir));
+        }
+        Ok(())
+    }
+    #[cfg(not(feature = "cluster"))]
+    {
+        let _ = (urls, config, quiet);
+        Err(ExportError::Cluster(
+            super::cluster::ClusterCmdError::NotBuilt.to_string(),
+        ))
     }
 }
 
@@ -155,6 +182,28 @@ fn progress_bar(total: u64, mode: Mode) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(not(feature = "cluster"))]
+    #[test]
+    fn without_the_feature_export_cluster_says_how_to_build_it_and_writes_nothing() {
+        use clap::Parser;
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = dir.path().join("data");
+        let cli = crate::cli::Cli::parse_from([
+            "thresher".as_ref(),
+            "export".as_ref(),
+            "--cluster".as_ref(),
+            "nats://h:4222".as_ref(),
+            "--data".as_ref(),
+            data.as_os_str(),
+        ]);
+        let crate::cli::Command::Export(args) = cli.command else {
+            panic!("parsed as another command");
+        };
+        let e = run(&args).unwrap_err();
+        assert!(e.to_string().contains("--features cluster"), "{e}");
+        assert!(!data.exists());
+    }
 
     #[test]
     fn the_summary_says_how_many_duplicates_went_and_why() {

@@ -16,6 +16,8 @@ pub mod crawl;
 pub mod crawl_cluster;
 pub mod eval;
 pub mod export;
+#[cfg(feature = "cluster")]
+pub mod export_cluster;
 pub mod inspect;
 pub mod status;
 

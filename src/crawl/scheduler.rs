@@ -67,6 +67,9 @@ pub struct RunOptions {
     /// Told the crawl's shared context and its page sink once they exist (a cluster worker
     /// imports a taken-over partition's records with them).
     pub ctx_out: Option<tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<PageSink>)>>,
+    /// `false`: import only (`export --cluster` gathers the partition logs' pages this way):
+    /// no seed is queued, no request made; the run ends once the import is stored.
+    pub fetch: bool,
 }
 
 impl Default for RunOptions {
@@ -78,6 +81,7 @@ impl Default for RunOptions {
             partitioned: None,
             external: None,
             ctx_out: None,
+            fetch: true,
         }
     }
 }
@@ -307,7 +311,10 @@ pub async fn run(
     // A cluster worker's seeds go to their partitions' owners instead (they set the scope
     // here all the same).
     let mut c = Commit::new();
-    for s in seeds.iter().filter(|_| options.partitioned.is_none()) {
+    for s in seeds
+        .iter()
+        .filter(|_| options.partitioned.is_none() && options.fetch)
+    {
         let mut entry = QueueEntry::page(s.to_string(), 0);
         if super::seeds::is_sitemap(s) {
             entry.kind = EntryKind::Sitemap;
@@ -388,15 +395,18 @@ impl Scheduler {
                 self.summary.interrupted = true;
                 return self.drain(options.grace).await;
             }
-            self.dispatch_ready()?;
+            if options.fetch {
+                self.dispatch_ready()?;
+            }
             let busy = self.in_flight + self.processing;
             // With a limit reached nothing more may start (but revisits): origins still in
             // `ready` wait for nothing.
             // A cluster worker's crawl is over once its worker says so (`external` closed):
             // the origins left are other workers' partitions, gated here.
             let cluster_over = self.ctx.partitioned.is_some() && external.is_none();
+            let import_only = !options.fetch;
             if busy == 0
-                && (self.ready.is_empty() || self.limits_stop() || cluster_over)
+                && (self.ready.is_empty() || self.limits_stop() || cluster_over || import_only)
                 && external.is_none()
             {
                 return Ok(());
