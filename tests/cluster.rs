@@ -868,6 +868,36 @@ impl Crawled {
         crate::crawl::texts(&single.out())
     }
 
+    /// `status --cluster --json` once `ready` holds of it (within 20 s).
+    fn status_until(&self, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let out = Command::new(thresher_bin())
+                .args(["status", "--cluster", &self.nats.url, "--json"])
+                .output()
+                .expect("run status");
+            assert!(out.status.success(), "{out:?}");
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            if ready(&report) {
+                return report;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "status never showed it: {report}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `status --cluster` as text.
+    fn status_text(&self) -> String {
+        let out = Command::new(thresher_bin())
+            .args(["status", "--cluster", &self.nats.url])
+            .output()
+            .expect("run status");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Every page of the four sites, as URLs.
     fn all_pages(&self) -> BTreeSet<String> {
         self.sites
@@ -1041,6 +1071,28 @@ async fn a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice()
     };
     let mut wa = c.worker("a");
     c.wait_served(40, &mut wa);
+    // `status --cluster` shows the worker at work: its partitions, its counts, the logs.
+    let status = c.status_until(|r| {
+        r["workers"].as_object().is_some_and(|w| {
+            w.values()
+                .any(|w| w["state"]["fetched"].as_u64().unwrap_or(0) > 0)
+        })
+    });
+    let (id, row) = status["workers"]
+        .as_object()
+        .and_then(|w| w.iter().next())
+        .expect("a worker");
+    assert_eq!(
+        row["partitions"].as_array().map(Vec::len),
+        Some(8),
+        "{status}"
+    );
+    assert!(row["state"]["stored"].as_u64() > Some(0), "{status}");
+    assert!(row["state"]["taken"].as_u64() == Some(8), "{status}");
+    assert!(status["log_messages"].as_u64() > Some(0), "{status}");
+    assert_eq!(status["fetched"], row["state"]["fetched"], "{status}");
+    let text = c.status_text();
+    assert!(text.contains(&format!("{id}  8 partitions  ")), "{text}");
     wa.kill().expect("kill -9 worker a");
     let _ = wa.wait();
     let mut wb = c.worker("b");
@@ -1183,10 +1235,20 @@ async fn status_cluster_shows_the_workers_and_the_partitions_each_holds() {
     assert_eq!(report["spec"]["partitions"], 10);
     assert_eq!(report["free"], 0);
     let held_a: Vec<u32> = a.held().collect();
-    assert_eq!(report["workers"]["worker-a"], serde_json::json!(held_a));
     assert_eq!(
-        report["workers"]["worker-b"].as_array().map(Vec::len),
+        report["workers"]["worker-a"]["partitions"],
+        serde_json::json!(held_a)
+    );
+    assert_eq!(
+        report["workers"]["worker-b"]["partitions"]
+            .as_array()
+            .map(Vec::len),
         Some(5)
+    );
+    // Not a crawl's worker: it has said nothing of itself.
+    assert_eq!(
+        report["workers"]["worker-a"]["state"],
+        serde_json::Value::Null
     );
     let text = status(false);
     assert!(text.contains("Workers: 2 live"), "{text}");

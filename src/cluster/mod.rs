@@ -31,8 +31,9 @@ pub const META_BUCKET: &str = "thresher-meta";
 pub const LEASE_BUCKET: &str = "thresher-leases";
 /// The bucket where live workers announce themselves (same TTL as a lease).
 pub const MEMBER_BUCKET: &str = "thresher-members";
-/// The bucket where each live worker says whether it is idle (key: its id; value `idle` or
-/// `busy`; same TTL as a lease): the crawl is done when every live worker is.
+/// The bucket where each live worker says whether it is idle, with its counts (key: its id;
+/// value a [`WorkerState`] as JSON; same TTL as a lease): the crawl is done when every live
+/// worker is idle.
 pub const IDLE_BUCKET: &str = "thresher-idle";
 /// The stream of per-partition commit logs (subjects `thresher.log.<partition>`).
 pub const LOG_STREAM: &str = "thresher-log";
@@ -152,51 +153,97 @@ pub enum Init {
     AlreadyThere,
 }
 
-/// Who holds what: `thresher status --cluster`.
+/// What a live worker says of itself each share round (bucket [`IDLE_BUCKET`], JSON): whether
+/// it is idle — the end of the crawl is read from these — and its counts, for `status
+/// --cluster`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WorkerState {
+    /// No request or page in hand, nothing queued for its partitions.
+    pub idle: bool,
+    /// Responses its crawl received since it started.
+    pub fetched: u64,
+    /// Pages in its store (those it fetched and those it imported at takeovers).
+    pub stored: u64,
+    /// URLs that ended in an error since it started.
+    pub errors: u64,
+    /// URLs queued for the sites of the partitions it holds.
+    pub queued: u64,
+    /// Partitions it took over, handed back (a worker joined), and lost (its lease lapsed),
+    /// since it started.
+    pub taken: u64,
+    pub released: u64,
+    pub lost: u64,
+}
+
+/// A live worker in the report: the partitions it holds and what it last said.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct WorkerRow {
+    pub partitions: Vec<u32>,
+    /// `None` until its first round's end.
+    pub state: Option<WorkerState>,
+}
+
+/// Who holds what, and how far the crawl is: `thresher status --cluster`.
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct Report {
     pub urls: String,
     pub spec: Spec,
-    /// Live workers (announced within one lease TTL), with the partitions each holds.
-    pub workers: BTreeMap<String, Vec<u32>>,
-    /// Partitions held by a worker id that is not (or no longer) announced.
+    /// Live workers (announced within one lease TTL).
+    pub workers: BTreeMap<String, WorkerRow>,
+    /// Partitions held by a worker id that is not (or no longer) announced: leases about to
+    /// lapse and move.
     pub held_by_others: BTreeMap<String, Vec<u32>>,
-    /// Partitions nobody holds.
+    /// Partitions nobody holds (to be taken over at the next round).
     pub free: u32,
+    /// The partition logs: records (with takeover markers) and bytes, every partition.
+    pub log_messages: u64,
+    pub log_bytes: u64,
+    /// The live workers' counts added up (`stored` is not: a page may be in two stores).
+    pub fetched: u64,
+    pub errors: u64,
+    pub queued: u64,
 }
 
 impl Report {
     pub fn render(&self) -> String {
-        let mut out = format!(
-            "Cluster at {}: {}
-",
-            self.urls,
-            self.spec.describe()
-        );
+        let mut out = format!("Cluster at {}: {}\n", self.urls, self.spec.describe());
         out.push_str(&format!(
-            "Workers: {} live
-",
-            self.workers.len()
+            "Workers: {} live; fetched {}, queued {}, errors {}\n",
+            self.workers.len(),
+            self.fetched,
+            self.queued,
+            self.errors
         ));
-        for (id, held) in &self.workers {
-            out.push_str(&format!(
-                "  {id}  {} partitions
-",
-                held.len()
-            ));
+        for (id, row) in &self.workers {
+            out.push_str(&format!("  {id}  {} partitions", row.partitions.len()));
+            match &row.state {
+                Some(s) => out.push_str(&format!(
+                    "  {}  fetched {}, stored {}, queued {}, errors {}; partitions taken {}, \
+                     handed back {}, lost {}\n",
+                    if s.idle { "idle" } else { "busy" },
+                    s.fetched,
+                    s.stored,
+                    s.queued,
+                    s.errors,
+                    s.taken,
+                    s.released,
+                    s.lost
+                )),
+                None => out.push_str("  (starting)\n"),
+            }
         }
         for (id, held) in &self.held_by_others {
             out.push_str(&format!(
-                "  {id}  {} partitions (not announced: its leases lapse within {}s)
-",
+                "  {id}  {} partitions (not announced: its leases lapse within {}s)\n",
                 held.len(),
                 self.spec.lease_ttl.as_secs()
             ));
         }
+        out.push_str(&format!("Partitions without a holder: {}\n", self.free));
         out.push_str(&format!(
-            "Partitions without a holder: {}
-",
-            self.free
+            "Partition logs: {} records, {:.1} MB\n",
+            self.log_messages,
+            self.log_bytes as f64 / 1e6
         ));
         out
     }
@@ -340,11 +387,22 @@ impl Engine {
         };
         let members = bucket(MEMBER_BUCKET).await?;
         let leases = bucket(LEASE_BUCKET).await?;
-        let mut workers: BTreeMap<String, Vec<u32>> = share::keys(&members)
-            .await?
-            .into_iter()
-            .map(|id| (id, Vec::new()))
-            .collect();
+        let states = bucket(IDLE_BUCKET).await?;
+        let mut workers: BTreeMap<String, WorkerRow> = BTreeMap::new();
+        for id in share::keys(&members).await? {
+            let state = states
+                .get(&id)
+                .await
+                .map_err(|e| ClusterError::engine("reading a worker's state", e))?
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            workers.insert(
+                id,
+                WorkerRow {
+                    partitions: Vec::new(),
+                    state,
+                },
+            );
+        }
         let mut held_by_others: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         let mut held = 0;
         for key in share::keys(&leases).await? {
@@ -361,16 +419,42 @@ impl Engine {
             let holder = String::from_utf8_lossy(&holder).into_owned();
             held += 1;
             match workers.get_mut(&holder) {
-                Some(list) => list.push(p),
+                Some(row) => row.partitions.push(p),
                 None => held_by_others.entry(holder).or_default().push(p),
             }
         }
-        for list in workers.values_mut().chain(held_by_others.values_mut()) {
+        for list in workers
+            .values_mut()
+            .map(|r| &mut r.partitions)
+            .chain(held_by_others.values_mut())
+        {
             list.sort_unstable();
         }
+        let log = self
+            .js
+            .get_stream(LOG_STREAM)
+            .await
+            .map_err(|e| ClusterError::engine("opening the log stream", e))?
+            .info()
+            .await
+            .map_err(|e| ClusterError::engine("reading the log stream's size", e))?
+            .state
+            .clone();
+        let sum = |f: fn(&WorkerState) -> u64| {
+            workers
+                .values()
+                .filter_map(|r| r.state.as_ref())
+                .map(f)
+                .sum()
+        };
         Ok(Report {
             urls: self.urls.clone(),
             free: spec.partitions.saturating_sub(held),
+            log_messages: log.messages,
+            log_bytes: log.bytes,
+            fetched: sum(|s| s.fetched),
+            errors: sum(|s| s.errors),
+            queued: sum(|s| s.queued),
             spec,
             workers,
             held_by_others,
@@ -400,13 +484,13 @@ impl Engine {
         LinkInbox::open(&self.js, partition, spec.lease_ttl).await
     }
 
-    /// Say whether worker `id` is idle (no work in its partitions, nothing in flight); the
-    /// entry lapses with the worker.
-    pub async fn set_idle(&self, id: &str, idle: bool) -> Result<(), ClusterError> {
+    /// Store what worker `id` says of itself (whether it is idle, its counts); the entry lapses
+    /// with the worker.
+    pub async fn set_state(&self, id: &str, state: &WorkerState) -> Result<(), ClusterError> {
         let bucket = self.bucket(IDLE_BUCKET).await?;
-        let value = if idle { "idle" } else { "busy" };
+        let value = serde_json::to_vec(state).expect("invariant: a worker state serialises");
         bucket
-            .put(id, value.as_bytes().to_vec().into())
+            .put(id, value.into())
             .await
             .map_err(|e| ClusterError::engine("storing a worker's state", e))?;
         Ok(())
@@ -421,8 +505,9 @@ impl Engine {
             let state = idle
                 .get(m)
                 .await
-                .map_err(|e| ClusterError::engine("reading a worker's state", e))?;
-            if state.as_deref() != Some(&b"idle"[..]) {
+                .map_err(|e| ClusterError::engine("reading a worker's state", e))?
+                .and_then(|b| serde_json::from_slice::<WorkerState>(&b).ok());
+            if !state.is_some_and(|s| s.idle) {
                 return Ok(false);
             }
         }
@@ -477,6 +562,62 @@ mod tests {
         }
         assert!(seen.iter().all(|&n| n > 60), "uneven spread: {seen:?}");
         assert_eq!(partition_of("anything", 0), 0, "0 partitions read as 1");
+    }
+
+    #[test]
+    fn the_status_report_shows_each_workers_partitions_counts_and_the_moving_leases() {
+        let state = WorkerState {
+            idle: false,
+            fetched: 120,
+            stored: 130,
+            errors: 2,
+            queued: 40,
+            taken: 5,
+            released: 1,
+            lost: 0,
+        };
+        let report = Report {
+            urls: "nats://h:4222".into(),
+            spec: Spec {
+                partitions: 8,
+                replicas: 1,
+                lease_ttl: Duration::from_secs(15),
+            },
+            workers: BTreeMap::from([
+                (
+                    "w1".to_string(),
+                    WorkerRow {
+                        partitions: vec![0, 1, 2, 3],
+                        state: Some(state),
+                    },
+                ),
+                (
+                    "w2".to_string(),
+                    WorkerRow {
+                        partitions: vec![4],
+                        state: None,
+                    },
+                ),
+            ]),
+            held_by_others: BTreeMap::from([("gone".to_string(), vec![5, 6])]),
+            free: 1,
+            log_messages: 300,
+            log_bytes: 6_200_000,
+            fetched: 120,
+            errors: 2,
+            queued: 40,
+        };
+        assert_eq!(
+            report.render(),
+            "Cluster at nats://h:4222: 8 partitions, 1 replica(s), lease TTL 15s\n\
+             Workers: 2 live; fetched 120, queued 40, errors 2\n  \
+             w1  4 partitions  busy  fetched 120, stored 130, queued 40, errors 2; partitions \
+             taken 5, handed back 1, lost 0\n  \
+             w2  1 partitions  (starting)\n  \
+             gone  2 partitions (not announced: its leases lapse within 15s)\n\
+             Partitions without a holder: 1\n\
+             Partition logs: 300 records, 6.2 MB\n"
+        );
     }
 
     #[test]

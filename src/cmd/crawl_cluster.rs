@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use crate::cluster::{partition_of, Append, ClusterError, Engine, Kind, LinkInbox, PartitionLog};
+use crate::cluster::{
+    partition_of, Append, ClusterError, Engine, Kind, LinkInbox, PartitionLog, WorkerState,
+};
 use crate::config::Config;
 use crate::crawl::import::{self, Queued};
 use crate::crawl::stats::CrawlStats;
@@ -90,6 +93,15 @@ struct State {
     stats: Arc<CrawlStats>,
     data_dir: PathBuf,
     to_crawl: UnboundedSender<Vec<Enqueued>>,
+    /// Partitions taken over, handed back and lost since the start (for `status --cluster`).
+    moves: Mutex<Moves>,
+}
+
+#[derive(Default)]
+struct Moves {
+    taken: u64,
+    released: u64,
+    lost: u64,
 }
 
 fn held_of(
@@ -209,6 +221,7 @@ pub async fn start(
         stats,
         data_dir: config.crawl.data_dir.clone(),
         to_crawl,
+        moves: Mutex::default(),
     };
     let ttl = spec.lease_ttl;
     let task = tokio::spawn(async move {
@@ -337,6 +350,7 @@ async fn one_round(
         held_of(&state.held).remove(p);
         jobs_of(&state.jobs).draining.remove(p);
     }
+    moves_of(state).lost += round.lost.len() as u64;
     // What is left was renewed in this round (the lost ones are out first).
     *state.renewed.lock().unwrap_or_else(PoisonError::into_inner) = round_began;
     // A surplus partition starts no new work; it is released once its work in hand is
@@ -356,11 +370,12 @@ async fn one_round(
         share.release(p).await?;
         held_of(&state.held).remove(&p);
         jobs_of(&state.jobs).draining.remove(&p);
+        moves_of(state).released += 1;
         tracing::info!(partition = p, "handed a partition back");
     }
     for &p in &round.taken {
         match take_over(state, ctx, sink, p, shutdown).await {
-            Ok(()) => {}
+            Ok(()) => moves_of(state).taken += 1,
             // The engine failed part-way: give the lease back, for this worker or another to
             // take the partition over again from the start.
             Err(WorkerError::Cluster(e)) => {
@@ -377,8 +392,9 @@ async fn one_round(
     if !round.taken.is_empty() || !round.lost.is_empty() {
         tracing::info!(taken = ?round.taken, lost = ?round.lost, held = held_of(&state.held).len(), "partitions moved");
     }
-    let idle = idle(state)?;
-    state.engine.set_idle(&state.id, idle).await?;
+    let queued = queued_here(state)?;
+    let idle = queued == 0 && state.stats.in_flight.load(Relaxed) == 0;
+    say(state, idle, queued).await?;
     Ok(idle)
 }
 
@@ -463,7 +479,7 @@ async fn take_over(
     shutdown: &CancellationToken,
 ) -> Result<(), WorkerError> {
     let started = Instant::now();
-    state.engine.set_idle(&state.id, false).await?;
+    say(state, false, 0).await?;
     let log = state.engine.log(p, &state.id).await?;
     let dir = state.data_dir.join("cluster");
     std::fs::create_dir_all(&dir).map_err(|source| WorkerError::Io {
@@ -515,7 +531,7 @@ async fn receive(
     };
     // Busy before the links are acknowledged: once they are, nothing else in the engine shows
     // that this worker has work (the end's check reads the flags and the inboxes).
-    state.engine.set_idle(&state.id, false).await?;
+    say(state, false, 0).await?;
     let lines: Vec<&str> = links.iter().map(|l| l.url.as_str()).collect();
     let appended = log
         .lock()
@@ -548,22 +564,43 @@ fn queue(state: &State, ctx: &Ctx, links: &[String]) -> Result<(), WorkerError> 
     Ok(())
 }
 
-/// No request in flight, and no URL queued for a site of a partition this worker holds.
-fn idle(state: &State) -> Result<bool, WorkerError> {
-    use std::sync::atomic::Ordering::Relaxed;
-    if state.stats.in_flight.load(Relaxed) > 0 {
-        return Ok(false);
-    }
+/// URLs queued for the sites of the partitions this worker holds.
+fn queued_here(state: &State) -> Result<u64, WorkerError> {
     let lengths = state.store.queue_lengths()?;
     let held = held_of(&state.held);
+    let mut queued = 0;
     for origin in state.store.origins() {
-        if lengths.get(&origin.id).copied().unwrap_or(0) == 0 {
+        let n = lengths.get(&origin.id).copied().unwrap_or(0);
+        if n == 0 {
             continue;
         }
         let site = Url::parse(&origin.key).map_or(origin.key.clone(), |u| urls::site_key(&u));
         if held.contains_key(&partition_of(&site, state.partitions)) {
-            return Ok(false);
+            queued += n;
         }
     }
-    Ok(true)
+    Ok(queued)
+}
+
+fn moves_of(state: &State) -> std::sync::MutexGuard<'_, Moves> {
+    state.moves.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Tell the engine whether this worker is idle, with its counts (`queued`: for its partitions;
+/// 0 when only busy matters).
+async fn say(state: &State, idle: bool, queued: u64) -> Result<(), WorkerError> {
+    let said = {
+        let moves = moves_of(state);
+        WorkerState {
+            idle,
+            fetched: state.stats.fetched.load(Relaxed),
+            stored: state.stats.stored.load(Relaxed),
+            errors: state.stats.errors.load(Relaxed),
+            queued,
+            taken: moves.taken,
+            released: moves.released,
+            lost: moves.lost,
+        }
+    };
+    Ok(state.engine.set_state(&state.id, &said).await?)
 }
