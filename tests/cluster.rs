@@ -717,15 +717,15 @@ async fn no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_kill
 }
 
 /// `thresher crawl --cluster URL SEEDS… --data D --out O` as a child process (the binary built
-/// with this test's features), with a 50 ms politeness delay.
-fn cluster_worker(url: &str, seeds: &[String], dir: &std::path::Path) -> Child {
+/// with this test's features), with a politeness delay of `delay`.
+fn cluster_worker(url: &str, seeds: &[String], dir: &std::path::Path, delay: &str) -> Child {
     let config = dir.join("thresher.toml");
     std::fs::create_dir_all(dir).expect("worker dir");
     std::fs::write(&config, "[template]\nmin_pages = 3\n").expect("config");
     Command::new(thresher_bin())
         .arg("crawl")
         .args(seeds)
-        .args(["--cluster", url, "--quiet", "--delay", "50ms", "--config"])
+        .args(["--cluster", url, "--quiet", "--delay", delay, "--config"])
         .arg(&config)
         .arg("--data")
         .arg(dir.join("data"))
@@ -803,9 +803,13 @@ impl Crawled {
         })
     }
 
-    /// Start a worker in the directory `name`.
+    /// Start a worker in the directory `name` (a 50 ms crawl delay).
     fn worker(&self, name: &str) -> Child {
-        cluster_worker(&self.nats.url, &self.seeds, &self.dir(name))
+        self.worker_with_delay(name, "50ms")
+    }
+
+    fn worker_with_delay(&self, name: &str, delay: &str) -> Child {
+        cluster_worker(&self.nats.url, &self.seeds, &self.dir(name), delay)
     }
 
     fn dir(&self, name: &str) -> PathBuf {
@@ -983,6 +987,41 @@ fn export_cluster(url: &str, args: &[&std::ffi::OsStr]) -> (String, bool) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
         out.status.success(),
     )
+}
+
+/// A worker that joins takes half the partitions from a busy one, which hands them back once
+/// their requests in hand are answered: the joining worker's first request to each origin it
+/// takes waits a crawl delay, so no origin sees two requests closer than the delay, whichever
+/// worker made them (regression: the first request went out as soon as the partition was taken).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_handover_keeps_the_crawl_delay_between_the_two_owners_requests() {
+    let Some(c) = Crawled::start(
+        "a_graceful_handover_keeps_the_crawl_delay_between_the_two_owners_requests",
+        80,
+        6,
+    )
+    .await
+    else {
+        return;
+    };
+    // A delay longer than the handover takes (release at a round, take at the next: under
+    // 2 s with a 2 s TTL), so a first request that did not wait would show.
+    let mut wa = c.worker_with_delay("a", "2s");
+    c.wait_served(5, &mut wa);
+    let mut wb = c.worker_with_delay("b", "2s");
+    let logs = c.finish(&mut [("a", &mut wa), ("b", &mut wb)]);
+    assert!(
+        logs.contains("handed a partition back"),
+        "no handover\n{logs}"
+    );
+    for i in 0..4 {
+        let gaps = c.server.origin(i).gaps();
+        assert!(
+            gaps.iter().all(|g| *g >= Duration::from_millis(1950)),
+            "site {i}: {gaps:?}\n{logs}"
+        );
+    }
+    c.check_requests(0, &logs);
 }
 
 /// The corpus of a crawl two workers shared, written once from a third directory: every page

@@ -165,6 +165,10 @@ struct Origin {
     taken: std::collections::HashSet<RevisitSlot>,
     /// A page limit holds its FIFO queue while revisits remain: only revisits start.
     pages_blocked: bool,
+    /// A cluster worker's origin whose last request may have been another worker's (its
+    /// partition was not this worker's, or not yet): once the partition is, its first request
+    /// here waits one crawl delay, so the origin sees no gap under the delay across a handover.
+    handed: bool,
 }
 
 impl Origin {
@@ -491,6 +495,7 @@ impl Scheduler {
             revisits: 0,
             taken: std::collections::HashSet::new(),
             pages_blocked: false,
+            handed: self.ctx.partitioned.is_some(),
         };
         let mut waits_for_robots = None;
         let cached = match origin.robots {
@@ -646,7 +651,14 @@ impl Scheduler {
         if let Some(p) = &self.ctx.partitioned {
             if !(p.owns)(&o.site) {
                 // Another worker's partition (or none's yet): look again later.
+                o.handed = true;
                 o.polite.hold_until(now + GATE_HOLD);
+                return Ok(false);
+            }
+            if std::mem::take(&mut o.handed) && !o.polite.delay().is_zero() {
+                // Just became this worker's: its previous owner answered its last request
+                // before giving the partition up, so one delay from now keeps the gap.
+                o.polite.completed(now);
                 return Ok(false);
             }
         }
