@@ -58,6 +58,35 @@ impl NatsCluster {
     }
 }
 
+/// The name of the node leading the log stream (`None` while there is none, or no node answers).
+async fn log_leader(urls: &str) -> Option<String> {
+    let addrs: Vec<async_nats::ServerAddr> = urls
+        .split(',')
+        .map(|u| u.parse().expect("a server URL"))
+        .collect();
+    let client = async_nats::connect(addrs).await.ok()?;
+    let js = async_nats::jetstream::new(client);
+    let mut stream = js.get_stream(LOG_STREAM).await.ok()?;
+    let info = stream.info().await.ok()?;
+    info.cluster.as_ref()?.leader.clone()
+}
+
+/// `init` on a cluster that has just started: it succeeds once the nodes have elected their
+/// JetStream meta leader.
+async fn init_when_ready(engine: &Engine, spec: &Spec) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match engine.init(spec).await {
+            Ok(_) => return,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("waiting for the JetStream cluster: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("the 3-node cluster never came up: {e}"),
+        }
+    }
+}
+
 /// A port free on 127.0.0.1 now (bound and let go: nats-server's cluster routes need every
 /// node's port before any starts).
 fn free_port() -> u16 {
@@ -658,30 +687,9 @@ async fn no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_kill
         replicas: 3,
         ..spec(4, Duration::from_secs(15))
     };
-    // The cluster elects its JetStream meta leader first: init succeeds once it has.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match engine.init(&three).await {
-            Ok(_) => break,
-            Err(e) if Instant::now() < deadline => {
-                eprintln!("waiting for the JetStream cluster: {e}");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => panic!("the 3-node cluster never came up: {e}"),
-        }
-    }
-    let addrs: Vec<async_nats::ServerAddr> = cluster
-        .urls
-        .split(',')
-        .map(|u| u.parse().expect("a server URL"))
-        .collect();
-    let client = async_nats::connect(addrs).await.expect("connect");
-    let js = async_nats::jetstream::new(client);
-    let leader = || async {
-        let mut stream = js.get_stream(LOG_STREAM).await.ok()?;
-        let info = stream.info().await.ok()?;
-        info.cluster.as_ref()?.leader.clone()
-    };
+    init_when_ready(&engine, &three).await;
+    let urls = cluster.urls.clone();
+    let leader = || log_leader(&urls);
 
     let mut log = engine.log(1, "worker-a").await.expect("open");
     let mut acknowledged = Vec::new();
@@ -738,6 +746,16 @@ fn cluster_worker(url: &str, seeds: &[String], dir: &std::path::Path, delay: &st
         .expect("start a worker")
 }
 
+/// `kill SIG PID` (a stop or a continue).
+fn signal(sig: &str, pid: u32) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok, "kill {sig}");
+}
+
 /// Wait for `child` to exit within `limit`; its exit status.
 fn wait_for(child: &mut Child, limit: Duration, log: &std::path::Path) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
@@ -762,11 +780,19 @@ fn stored_in(dir: &std::path::Path) -> BTreeSet<String> {
     crate::crawl::stored_urls(&store)
 }
 
-/// A cluster crawl's world: one nats-server initialised with 8 partitions and a 2 s lease TTL,
-/// four generated news sites of `pages` pages on a test server, their home pages as seeds, and
-/// a directory for each worker.
+/// The engine a crawl runs on: one nats-server, or three clustered (kept alive, killable).
+enum Engines {
+    One(#[allow(dead_code)] Nats),
+    Three(NatsCluster),
+}
+
+/// A cluster crawl's world: an engine initialised with 8 partitions (a 2 s lease TTL unless
+/// said otherwise), four generated news sites of `pages` pages on a test server, their home
+/// pages as seeds, and a directory for each worker.
 struct Crawled {
-    nats: Nats,
+    engines: Engines,
+    /// The engine's URLs, as workers are given them.
+    url: String,
     server: crate::support::TestServer,
     sites: Vec<crate::support::NewsSite>,
     seeds: Vec<String>,
@@ -775,14 +801,47 @@ struct Crawled {
 
 impl Crawled {
     async fn start(test: &str, seed: u64, pages: usize) -> Option<Crawled> {
+        Crawled::start_with(test, seed, pages, 4, 8).await
+    }
+
+    /// `sites` sites of `pages` pages, `partitions` partitions (one node, a 2 s lease TTL).
+    async fn start_with(
+        test: &str,
+        seed: u64,
+        pages: usize,
+        sites: usize,
+        partitions: u32,
+    ) -> Option<Crawled> {
         let nats = nats(test)?;
-        let engine = Engine::connect(&nats.url).await.expect("connect");
-        engine
-            .init(&spec(8, Duration::from_secs(2)))
+        let url = nats.url.clone();
+        Engine::connect(&url)
+            .await
+            .expect("connect")
+            .init(&spec(partitions, Duration::from_secs(2)))
             .await
             .expect("init");
-        let server = crate::support::TestServer::start(4);
-        let sites: Vec<crate::support::NewsSite> = (0..4)
+        Some(Crawled::on(Engines::One(nats), url, seed, pages, sites))
+    }
+
+    /// On three clustered nodes, every bucket and stream with 3 replicas, leases of `ttl`.
+    async fn start_on_three(test: &str, seed: u64, pages: usize, ttl: Duration) -> Option<Crawled> {
+        let cluster = nats_cluster(test)?;
+        let url = cluster.urls.clone();
+        let engine = Engine::connect(&url).await.expect("connect");
+        init_when_ready(
+            &engine,
+            &Spec {
+                replicas: 3,
+                ..spec(8, ttl)
+            },
+        )
+        .await;
+        Some(Crawled::on(Engines::Three(cluster), url, seed, pages, 4))
+    }
+
+    fn on(engines: Engines, url: String, seed: u64, pages: usize, n: usize) -> Crawled {
+        let server = crate::support::TestServer::start(n);
+        let sites: Vec<crate::support::NewsSite> = (0..n as u64)
             .map(|i| {
                 crate::support::NewsSite::generate(&crate::support::SiteSpec::small(
                     seed + i,
@@ -793,14 +852,15 @@ impl Crawled {
         for (i, site) in sites.iter().enumerate() {
             server.origin(i).serve(site.site());
         }
-        let seeds = (0..4).map(|i| server.origin(i).url("/")).collect();
-        Some(Crawled {
-            nats,
+        let seeds = (0..n).map(|i| server.origin(i).url("/")).collect();
+        Crawled {
+            engines,
+            url,
             server,
             sites,
             seeds,
             tmp: tempfile::tempdir().expect("tmp"),
-        })
+        }
     }
 
     /// Start a worker in the directory `name` (a 50 ms crawl delay).
@@ -809,29 +869,59 @@ impl Crawled {
     }
 
     fn worker_with_delay(&self, name: &str, delay: &str) -> Child {
-        cluster_worker(&self.nats.url, &self.seeds, &self.dir(name), delay)
+        cluster_worker(&self.url, &self.seeds, &self.dir(name), delay)
     }
 
     fn dir(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
     }
 
-    /// Requests the four sites have had.
+    /// Requests the sites have had.
     fn served(&self) -> usize {
-        (0..4).map(|i| self.server.origin(i).log().len()).sum()
+        (0..self.sites.len())
+            .map(|i| self.server.origin(i).log().len())
+            .sum()
     }
 
     /// Wait until the sites have had `n` requests (the worker `child` still running).
     fn wait_served(&self, n: usize, child: &mut Child) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while self.served() < n {
-            assert!(Instant::now() < deadline, "the worker fetched too little");
+            assert!(
+                Instant::now() < deadline,
+                "the worker fetched too little\n{}",
+                self.logs()
+            );
             assert!(
                 child.try_wait().expect("wait").is_none(),
-                "the worker ended early"
+                "the worker ended early\n{}",
+                self.logs()
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The pages the workers named stored, together.
+    fn stored_by(&self, names: &[&str]) -> BTreeSet<String> {
+        names.iter().flat_map(|n| stored_in(&self.dir(n))).collect()
+    }
+
+    /// Every worker's log so far, named.
+    fn logs(&self) -> String {
+        let mut out = String::new();
+        for entry in std::fs::read_dir(self.tmp.path())
+            .expect("read tmp")
+            .flatten()
+        {
+            let log = entry.path().join("worker.log");
+            if let Ok(text) = std::fs::read_to_string(&log) {
+                out.push_str(&format!(
+                    "worker {}:\n{text}\n",
+                    entry.file_name().to_string_lossy()
+                ));
+            }
+        }
+        out
     }
 
     /// Wait for the workers named to exit, each successfully; their logs (for messages).
@@ -877,7 +967,7 @@ impl Crawled {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let out = Command::new(thresher_bin())
-                .args(["status", "--cluster", &self.nats.url, "--json"])
+                .args(["status", "--cluster", &self.url, "--json"])
                 .output()
                 .expect("run status");
             assert!(out.status.success(), "{out:?}");
@@ -896,13 +986,13 @@ impl Crawled {
     /// `status --cluster` as text.
     fn status_text(&self) -> String {
         let out = Command::new(thresher_bin())
-            .args(["status", "--cluster", &self.nats.url])
+            .args(["status", "--cluster", &self.url])
             .output()
             .expect("run status");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Every page of the four sites, as URLs.
+    /// Every page of the sites, as URLs.
     fn all_pages(&self) -> BTreeSet<String> {
         self.sites
             .iter()
@@ -919,7 +1009,7 @@ impl Crawled {
     /// Never two requests at once to an origin, and at most `twice` of its pages requested
     /// more than once (robots.txt aside).
     fn check_requests(&self, twice: usize, logs: &str) {
-        for i in 0..4 {
+        for i in 0..self.sites.len() {
             let origin = self.server.origin(i);
             let again: Vec<String> = origin
                 .hit_counts()
@@ -964,10 +1054,7 @@ async fn two_workers_crawl_four_sites_between_them_each_page_once_and_politely()
     // end the crawl before the other's first round, so that is not asserted. A partition
     // handed from one to the other brings its pages along: a page may be in both stores,
     // fetched once.)
-    let both: BTreeSet<String> = stored_in(&c.dir("a"))
-        .union(&stored_in(&c.dir("b")))
-        .cloned()
-        .collect();
+    let both = c.stored_by(&["a", "b"]);
     assert_eq!(both, c.all_pages(), "{logs}");
 }
 
@@ -987,6 +1074,159 @@ fn export_cluster(url: &str, args: &[&std::ffi::OsStr]) -> (String, bool) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
         out.status.success(),
     )
+}
+
+/// A worker stopped past its lease TTL comes back while the other still crawls and is given
+/// half the partitions back: it fetches none of the pages the other fetched meanwhile (its own
+/// queue still held them: regression, they were fetched again), and a fetch of its that was
+/// dropped as fenced does not leave its queue unread (regression: the worker never went idle
+/// and the crawl never ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_given_its_partitions_back_refetches_nothing_the_other_fetched_and_finishes() {
+    // Eight sites over two partitions: whichever partition b hands back has sites in it.
+    let Some(c) = Crawled::start_with(
+        "a_worker_given_its_partitions_back_refetches_nothing_the_other_fetched_and_finishes",
+        100,
+        30,
+        8,
+        2,
+    )
+    .await
+    else {
+        return;
+    };
+    let partitions: BTreeSet<u32> = c
+        .seeds
+        .iter()
+        .map(|s| {
+            let url = url::Url::parse(s).expect("seed");
+            thresher::cluster::partition_of(&thresher::crawl::url::site_key(&url), 2)
+        })
+        .collect();
+    if partitions.len() < 2 {
+        // One chance in 128: the random ports put every site in one partition.
+        eprintln!("SKIPPED: all eight sites fell in one partition");
+        return;
+    }
+    // Slow enough that b is still at work when a comes back.
+    let mut wa = c.worker_with_delay("a", "200ms");
+    c.wait_served(20, &mut wa);
+    signal("-STOP", wa.id());
+    let mut wb = c.worker_with_delay("b", "200ms");
+    std::thread::sleep(Duration::from_secs(6));
+    signal("-CONT", wa.id());
+    let logs = c.finish(&mut [("b", &mut wb), ("a", &mut wa)]);
+    let a_log = std::fs::read_to_string(c.dir("a").join("worker.log")).unwrap_or_default();
+    assert!(
+        a_log
+            .lines()
+            .any(|l| l.contains("took a partition over") && !l.contains("records=0")),
+        "a was given no partition back with records\n{logs}"
+    );
+    c.check_requests(1, &logs);
+    let both = c.stored_by(&["a", "b"]);
+    assert_eq!(both, c.all_pages(), "every page stored\n{logs}");
+}
+
+/// Every worker sends the seeds at once: on a replicated link stream, a copy sent while the
+/// first is being stored is answered "duplicate message id is in process" (regression: the
+/// worker stopped with that error); each send succeeds, and each link is stored once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_link_sent_by_many_workers_at_once_on_three_nodes_is_stored_once_and_none_fails() {
+    let Some(cluster) = nats_cluster(
+        "the_same_link_sent_by_many_workers_at_once_on_three_nodes_is_stored_once_and_none_fails",
+    ) else {
+        return;
+    };
+    let engine = Engine::connect(&cluster.urls).await.expect("connect");
+    let three = Spec {
+        replicas: 3,
+        ..spec(4, Duration::from_secs(15))
+    };
+    init_when_ready(&engine, &three).await;
+    let links: Vec<String> = (0..40).map(|i| format!("http://s{i}.test/")).collect();
+    let mut senders = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (engine, links) = (
+            Engine::connect(&cluster.urls).await.expect("connect"),
+            links.clone(),
+        );
+        senders.spawn(async move {
+            let mut stored = 0;
+            for (i, link) in links.iter().enumerate() {
+                let sent = engine.send_link(i as u32 % 4, link).await;
+                if sent.expect("a send succeeds") == Sent::Stored {
+                    stored += 1;
+                }
+            }
+            stored
+        });
+    }
+    let mut stored = 0;
+    while let Some(n) = senders.join_next().await {
+        stored += n.expect("sender");
+    }
+    assert_eq!(stored, links.len(), "each link stored once");
+}
+
+/// kill -9 of the engine node that leads the log stream while two workers crawl (three nodes,
+/// every bucket and stream in 3 replicas): the crawl goes on and ends, every page is stored, no
+/// origin ever sees two requests at once, and the corpus exported afterwards holds every page
+/// once — no acknowledged commit was lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawl_goes_on_when_the_engines_leader_node_is_killed_and_loses_no_commit() {
+    let Some(mut c) = Crawled::start_on_three(
+        "the_crawl_goes_on_when_the_engines_leader_node_is_killed_and_loses_no_commit",
+        90,
+        30,
+        Duration::from_secs(5),
+    )
+    .await
+    else {
+        return;
+    };
+    let (mut wa, mut wb) = (c.worker("a"), c.worker("b"));
+    c.wait_served(40, &mut wa);
+    let leader = log_leader(&c.url)
+        .await
+        .expect("the log stream has a leader");
+    match &mut c.engines {
+        Engines::Three(nodes) => nodes.kill(&leader),
+        Engines::One(_) => unreachable!("started on three nodes"),
+    }
+    let logs = c.finish(&mut [("a", &mut wa), ("b", &mut wb)]);
+    c.check_requests(1, &logs);
+    let both = c.stored_by(&["a", "b"]);
+    assert_eq!(both, c.all_pages(), "every page stored\n{logs}");
+    // What the logs hold, read back from the two nodes left: every page, once.
+    let corpus = c.dir("corpus.jsonl");
+    let (said, ok) = export_cluster(
+        &c.url,
+        &[
+            "--data".as_ref(),
+            c.dir("export").as_os_str(),
+            "--fields".as_ref(),
+            "url".as_ref(),
+            "--out".as_ref(),
+            corpus.as_os_str(),
+        ],
+    );
+    assert!(ok, "{said}");
+    let urls: Vec<String> = std::fs::read_to_string(&corpus)
+        .expect("corpus")
+        .lines()
+        .map(|l| {
+            let row: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            row["url"].as_str().expect("url").to_string()
+        })
+        .collect();
+    let once: BTreeSet<String> = urls.iter().cloned().collect();
+    assert_eq!(urls.len(), once.len(), "a page twice in the corpus");
+    assert_eq!(
+        once,
+        c.all_pages(),
+        "every committed page in the logs\n{logs}"
+    );
 }
 
 /// A worker that joins takes half the partitions from a busy one, which hands them back once
@@ -1044,7 +1284,7 @@ async fn export_cluster_writes_the_whole_corpus_once_from_any_machine() {
     let (jsonl, jsonl2) = (c.dir("corpus.jsonl"), c.dir("corpus2.jsonl"));
     let run = |out: &PathBuf| {
         export_cluster(
-            &c.nats.url,
+            &c.url,
             &[
                 "--data".as_ref(),
                 gathered.as_os_str(),
@@ -1086,7 +1326,7 @@ async fn export_cluster_writes_the_whole_corpus_once_from_any_machine() {
     // A worker's data directory is not a gathered corpus: refused, left as it was.
     let worker_data = c.dir("a").join("data");
     let before = stored_in(&c.dir("a"));
-    let (said, ok) = export_cluster(&c.nats.url, &["--data".as_ref(), worker_data.as_os_str()]);
+    let (said, ok) = export_cluster(&c.url, &["--data".as_ref(), worker_data.as_os_str()]);
     assert!(
         !ok && said.contains("a --data directory of its own"),
         "{said}"
@@ -1170,14 +1410,6 @@ async fn a_stopped_worker_that_comes_back_fetches_and_writes_nothing_for_partiti
     };
     let mut wa = c.worker("a");
     c.wait_served(30, &mut wa);
-    let signal = |sig: &str, pid: u32| {
-        let ok = Command::new("kill")
-            .args([sig, &pid.to_string()])
-            .status()
-            .expect("kill")
-            .success();
-        assert!(ok, "kill {sig}");
-    };
     signal("-STOP", wa.id());
     let mut wb = c.worker("b");
     // Three TTLs: a's leases lapse, b takes them over and crawls on.
@@ -1185,10 +1417,7 @@ async fn a_stopped_worker_that_comes_back_fetches_and_writes_nothing_for_partiti
     signal("-CONT", wa.id());
     let logs = c.finish(&mut [("b", &mut wb), ("a", &mut wa)]);
     c.check_requests(1, &logs);
-    let both: BTreeSet<String> = stored_in(&c.dir("a"))
-        .union(&stored_in(&c.dir("b")))
-        .cloned()
-        .collect();
+    let both = c.stored_by(&["a", "b"]);
     assert_eq!(both, c.all_pages(), "every page stored\n{logs}");
 }
 

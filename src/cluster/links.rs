@@ -11,6 +11,7 @@ use async_nats::jetstream::{self, consumer, stream};
 use async_nats::HeaderMap;
 use futures::StreamExt;
 
+use super::log::APPEND_RETRY;
 use super::{ClusterError, LINK_STREAM};
 
 /// The subject of `partition`'s links.
@@ -26,7 +27,10 @@ pub enum Sent {
     Duplicate,
 }
 
-/// Send `url` to `partition`'s owner.
+/// Send `url` to `partition`'s owner. An error the engine may recover from — a leader
+/// election, or the same URL being stored by another worker this instant ("duplicate message
+/// id is in process", on a replicated stream) — is retried with the same message for up to
+/// [`APPEND_RETRY`]: a link that is not sent is lost to the crawl.
 pub(super) async fn send(
     js: &jetstream::Context,
     partition: u32,
@@ -35,21 +39,26 @@ pub(super) async fn send(
     let mut headers = HeaderMap::new();
     let id = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(url.as_bytes()));
     headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
-    let ack = js
-        .publish_with_headers(
-            subject(partition),
-            headers,
-            url.to_string().into_bytes().into(),
-        )
-        .await
-        .map_err(|e| ClusterError::engine("sending a link", e))?
-        .await
-        .map_err(|e| ClusterError::engine("sending a link", e))?;
-    Ok(if ack.duplicate {
-        Sent::Duplicate
-    } else {
-        Sent::Stored
-    })
+    let payload = bytes::Bytes::from(url.to_string().into_bytes());
+    let started = std::time::Instant::now();
+    loop {
+        let error = match js
+            .publish_with_headers(subject(partition), headers.clone(), payload.clone())
+            .await
+        {
+            Ok(ack) => match ack.await {
+                Ok(ack) if ack.duplicate => return Ok(Sent::Duplicate),
+                Ok(_) => return Ok(Sent::Stored),
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        if started.elapsed() >= APPEND_RETRY {
+            return Err(ClusterError::engine("sending a link", error));
+        }
+        tracing::debug!(partition, "sending a link failed ({error}); retrying");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// A partition's links as its owner pulls them.

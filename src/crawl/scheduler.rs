@@ -169,6 +169,10 @@ struct Origin {
     /// partition was not this worker's, or not yet): once the partition is, its first request
     /// here waits one crawl delay, so the origin sees no gap under the delay across a handover.
     handed: bool,
+    /// A cluster worker's origin whose fetch was dropped because its partition moved (the
+    /// entry stays in the store's queue, behind the cursor): once the partition is this
+    /// worker's again, its queue is read from the store anew.
+    reload: bool,
 }
 
 impl Origin {
@@ -496,6 +500,7 @@ impl Scheduler {
             taken: std::collections::HashSet::new(),
             pages_blocked: false,
             handed: self.ctx.partitioned.is_some(),
+            reload: false,
         };
         let mut waits_for_robots = None;
         let cached = match origin.robots {
@@ -654,6 +659,37 @@ impl Scheduler {
                 o.handed = true;
                 o.polite.hold_until(now + GATE_HOLD);
                 return Ok(false);
+            }
+            if o.reload {
+                // Back from another worker: wait for this worker's own work on the origin to
+                // end, then read its queue anew (what the other fetched meanwhile came with
+                // the partition's log, and is consumed without a request).
+                let site_busy = self.site_in_flight.get(&o.site).copied().unwrap_or(0) > 0;
+                if o.in_flight > 0 || site_busy {
+                    o.polite.hold_until(now + GATE_HOLD);
+                    return Ok(false);
+                }
+                let queued = self
+                    .ctx
+                    .store
+                    .queue_lengths()?
+                    .get(&id)
+                    .copied()
+                    .unwrap_or(0);
+                let site = o.site.clone();
+                let before = o.queued;
+                o.reload = false;
+                o.cursor = 0;
+                o.buffer.clear();
+                o.queued = queued;
+                self.stats.queued.fetch_add(queued, Relaxed);
+                self.stats
+                    .queued
+                    .fetch_sub(before.min(self.stats.queued.load(Relaxed)), Relaxed);
+                self.stats.host(&site, |h| {
+                    h.queued = (h.queued + queued).saturating_sub(before)
+                });
+                return Ok(true);
             }
             if std::mem::take(&mut o.handed) && !o.polite.delay().is_zero() {
                 // Just became this worker's: its previous owner answered its last request
@@ -980,6 +1016,7 @@ impl Scheduler {
                 // queued here, unconsumed; the gate keeps the origin from starting another).
                 tracing::info!(%site, "partition taken over by another worker; fetch dropped");
                 if let Some(o) = self.origins.get_mut(&id) {
+                    o.reload = true;
                     o.in_flight = o.in_flight.saturating_sub(1);
                     if matches!(o.robots, Robots::Fetching) {
                         o.robots = Robots::Unknown;
@@ -1130,6 +1167,9 @@ impl Scheduler {
             Err(WorkerError::Log(e)) => return Err(CrawlError::Partition(e)),
             Err(WorkerError::Fenced(site)) => {
                 tracing::info!(%site, "partition taken over by another worker; page dropped");
+                if let Some(o) = self.origins.get_mut(&id) {
+                    o.reload = true;
+                }
             }
             Err(WorkerError::Panic(msg)) => {
                 // The page's URL stays queued for the next run.

@@ -318,6 +318,18 @@ async fn run_entry(
         ctx.store.commit(c)?;
         return Ok((result, None));
     };
+    // A cluster worker's queue may hold a URL that another worker fetched meanwhile (this one
+    // lost the partition, its next owner fetched the page, and the page came back with the
+    // partition's log when this worker took it over again): consumed without a request.
+    if ctx.partitioned.is_some()
+        && matches!(entry.kind, EntryKind::Page)
+        && ctx.store.has_page(urls::page_id(&url))?
+    {
+        let mut c = Commit::new();
+        c.consume(origin_id, slot);
+        ctx.store.commit(c)?;
+        return Ok((result, None));
+    }
     let cfg = &ctx.config;
     let (accept, limit) = match entry.kind {
         EntryKind::Page | EntryKind::Revisit => (Accept::Html, cfg.fetch.max_body_bytes),
