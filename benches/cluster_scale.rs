@@ -9,6 +9,10 @@
 //!
 //! cargo bench --features cluster --bench cluster_scale -- [--workers 1,2,4 --origins 16
 //!     --pages 100 --latency-ms 50 --concurrency 2 --partitions 32 --ttl-s 3]
+//!
+//! With `--compare-embedded ROUNDS` it measures the cluster mode's overhead instead: the
+//! embedded crawl, the embedded crawl writing WARC files (a worker's archive is on), and one
+//! `--cluster` worker, in turn, ROUNDS times (medians).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -18,12 +22,10 @@ mod universe;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use thresher::cluster::{Engine, Spec};
-use universe::{Spec as UniverseSpec, Universe};
 
 #[derive(Debug, Parser)]
 #[command(name = "cluster-scale-bench")]
@@ -48,15 +50,37 @@ struct Args {
     partitions: u32,
     #[arg(long, default_value_t = 3)]
     ttl_s: u64,
+    /// Instead of scaling: the embedded crawl, the embedded crawl with `--warc-out`, and one
+    /// `--cluster` worker, in turn, this many rounds (the cluster mode's overhead; run it with
+    /// `--latency-ms 0` for a CPU-bound crawl).
+    #[arg(long)]
+    compare_embedded: Option<usize>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
 }
 
+/// How a run crawls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// `crawl --cluster` with this many workers.
+    Cluster(usize),
+    /// One `crawl` without `--cluster` (`warc`: with `--warc-out`, as a cluster worker has).
+    Embedded { warc: bool },
+}
+
+/// What one run measured.
+struct Run {
+    /// Start to the last page served, in s.
+    crawl: f64,
+    /// Start to the last process's exit, in s.
+    exited: f64,
+    pages: u64,
+    unique: u64,
+}
+
 fn main() {
     let args = Args::parse();
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let mut first: Option<f64> = None;
     println!(
         "universe: {} origins × {} pages, ~{} KB, every reply after {} ms; {} partitions, lease \
          TTL {} s; --concurrency {} a worker",
@@ -68,7 +92,67 @@ fn main() {
         args.ttl_s,
         args.concurrency
     );
+    if let Some(rounds) = args.compare_embedded {
+        return compare_embedded(&args, rounds);
+    }
+    let mut first: Option<f64> = None;
     for &n in &args.workers {
+        let r = run(&args, Mode::Cluster(n));
+        let rate = r.unique as f64 / r.crawl;
+        let speedup = first.map_or(1.0, |f| rate / f);
+        first.get_or_insert(rate);
+        println!(
+            "workers {n}: crawl {:.1} s (to the last page served), all exited {:.1} s; pages \
+             served {}, distinct {}; {rate:.0} pages/s; speed-up {speedup:.2}×",
+            r.crawl, r.exited, r.pages, r.unique
+        );
+    }
+}
+
+/// `--compare-embedded ROUNDS`: the embedded crawl, the embedded crawl writing WARC files, and
+/// one `--cluster` worker, in turn, ROUNDS times; medians of pages/s (to the last page served).
+fn compare_embedded(args: &Args, rounds: usize) {
+    let modes = [
+        Mode::Embedded { warc: false },
+        Mode::Embedded { warc: true },
+        Mode::Cluster(1),
+    ];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    for round in 0..rounds {
+        for (m, &mode) in modes.iter().enumerate() {
+            let r = run(args, mode);
+            assert_eq!(
+                r.unique as usize,
+                args.origins * args.pages,
+                "{mode:?}: not every page"
+            );
+            let rate = r.unique as f64 / r.crawl;
+            println!(
+                "round {round} {mode:?}: crawl {:.2} s, exited {:.2} s, {rate:.0} pages/s",
+                r.crawl, r.exited
+            );
+            rates[m].push(rate);
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let base = median(&rates[0]);
+    for (m, mode) in modes.iter().enumerate() {
+        let med = median(&rates[m]);
+        println!(
+            "{mode:?}: median {med:.0} pages/s over {rounds} rounds ({:+.1} % against the \
+             embedded crawl)",
+            (med / base - 1.0) * 100.0
+        );
+    }
+}
+
+fn run(args: &Args, mode: Mode) -> Run {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let nats = matches!(mode, Mode::Cluster(_)).then(|| {
         let nats = support::nats::NatsServer::start();
         runtime.block_on(async {
             Engine::connect(&nats.url)
@@ -82,60 +166,64 @@ fn main() {
                 .await
                 .expect("init");
         });
-        let universe = Arc::new(Universe::new(UniverseSpec {
-            origins: args.origins,
-            pages: args.pages,
-            page_bytes: args.page_kb * 1000,
-            seed: 7,
-        }));
-        let (server, counters) = universe::serve::serve_with_latency(
-            universe,
-            2,
-            Duration::from_millis(args.latency_ms),
-        );
-        let dir = tempfile::tempdir().expect("tmp");
-        let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
-        let seeds_file = support::write_seeds(dir.path(), &seeds);
-        let config =
-            support::write_config(dir.path(), &support::bench_config(args.pages, Some(true)));
-        let started = Instant::now();
-        let mut workers: Vec<Child> = (0..n)
-            .map(|i| {
-                let d = dir.path().join(format!("w{i}"));
-                Command::new(env!("CARGO_BIN_EXE_thresher"))
-                    .args(["crawl", "--cluster", &nats.url, "--quiet", "--delay", "0ms"])
-                    .args(["--concurrency", &args.concurrency.to_string()])
-                    .arg("--seeds")
-                    .arg(&seeds_file)
-                    .arg("--config")
-                    .arg(&config)
-                    .arg("--data")
-                    .arg(d.join("data"))
-                    .arg("--out")
-                    .arg(d.join("out"))
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("start a worker")
-            })
-            .collect();
-        for w in &mut workers {
-            let status = w.wait().expect("wait");
-            assert!(status.success(), "a worker failed: {status}");
-        }
-        let all_exited = started.elapsed().as_secs_f64();
-        let crawl = counters
-            .last_page_at()
-            .map_or(all_exited, |t| t.duration_since(started).as_secs_f64());
-        let pages = counters.pages.load(Relaxed);
-        let unique = counters.unique.load(Relaxed);
-        let rate = unique as f64 / crawl;
-        let speedup = first.map_or(1.0, |f| rate / f);
-        first.get_or_insert(rate);
-        println!(
-            "workers {n}: crawl {crawl:.1} s (to the last page served), all exited {all_exited:.1} s; \
-             pages served {pages}, distinct {unique}; {rate:.0} pages/s; speed-up {speedup:.2}×"
-        );
-        drop(server);
+        nats
+    });
+    let universe::serve::Served {
+        server,
+        counters,
+        dir,
+        seeds: _,
+        seeds_file,
+        config,
+    } = universe::serve::served(args.origins, args.pages, args.page_kb, args.latency_ms, 7);
+    let started = Instant::now();
+    let workers = match mode {
+        Mode::Cluster(n) => n,
+        Mode::Embedded { .. } => 1,
+    };
+    let mut children: Vec<Child> = (0..workers)
+        .map(|i| {
+            let d = dir.path().join(format!("w{i}"));
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_thresher"));
+            cmd.args(["crawl", "--quiet", "--delay", "0ms"]);
+            match (mode, &nats) {
+                (Mode::Cluster(_), Some(nats)) => {
+                    cmd.args(["--cluster", &nats.url]);
+                }
+                (Mode::Embedded { warc: true }, _) => {
+                    cmd.arg("--warc-out").arg(d.join("warc"));
+                }
+                _ => {}
+            }
+            cmd.args(["--concurrency", &args.concurrency.to_string()])
+                .arg("--seeds")
+                .arg(&seeds_file)
+                .arg("--config")
+                .arg(&config)
+                .arg("--data")
+                .arg(d.join("data"))
+                .arg("--out")
+                .arg(d.join("out"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start a worker")
+        })
+        .collect();
+    for w in &mut children {
+        let status = w.wait().expect("wait");
+        assert!(status.success(), "a worker failed: {status}");
     }
+    let exited = started.elapsed().as_secs_f64();
+    let crawl = counters
+        .last_page_at()
+        .map_or(exited, |t| t.duration_since(started).as_secs_f64());
+    let run = Run {
+        crawl,
+        exited,
+        pages: counters.pages.load(Relaxed),
+        unique: counters.unique.load(Relaxed),
+    };
+    drop(server);
+    run
 }

@@ -31,6 +31,10 @@ pub struct Counters {
     armed: AtomicBool,
     /// Milliseconds from `start` to the first page request after `arm` (+1, 0 = none yet).
     first_after_arm_ms: AtomicU64,
+    /// The same, per origin.
+    origin_first_after_arm_ms: Vec<AtomicU64>,
+    /// Distinct pages served, per origin.
+    origin_unique: Vec<AtomicU64>,
 }
 
 impl Counters {
@@ -48,6 +52,8 @@ impl Counters {
             last_page_ms: AtomicU64::new(0),
             armed: AtomicBool::new(false),
             first_after_arm_ms: AtomicU64::new(0),
+            origin_first_after_arm_ms: (0..origins).map(|_| AtomicU64::new(0)).collect(),
+            origin_unique: (0..origins).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -59,12 +65,15 @@ impl Counters {
         let mask = 1u64 << (bit % 64);
         if self.seen[bit / 64].fetch_or(mask, Relaxed) & mask == 0 {
             self.unique.fetch_add(1, Relaxed);
+            self.origin_unique[origin].fetch_add(1, Relaxed);
         }
         self.last_page_ms.fetch_max(now, Relaxed);
         if self.armed.load(Relaxed) {
             let _ = self
                 .first_after_arm_ms
                 .compare_exchange(0, now, Relaxed, Relaxed);
+            let _ =
+                self.origin_first_after_arm_ms[origin].compare_exchange(0, now, Relaxed, Relaxed);
         }
     }
 
@@ -85,10 +94,29 @@ impl Counters {
         }
     }
 
-    /// From now on, note the first page request (see `first_after_arm`).
+    /// From now on, note the first page request (see `first_after_arm`), overall and per
+    /// origin.
     pub fn arm(&self) {
         self.first_after_arm_ms.store(0, Relaxed);
+        for o in &self.origin_first_after_arm_ms {
+            o.store(0, Relaxed);
+        }
         self.armed.store(true, Relaxed);
+    }
+
+    /// When origin `i`'s first page request after `arm` arrived (`None`: none yet).
+    #[allow(dead_code)] // used by the cluster takeover benchmark only
+    pub fn origin_first_after_arm(&self, i: usize) -> Option<Instant> {
+        match self.origin_first_after_arm_ms[i].load(Relaxed) {
+            0 => None,
+            ms => Some(self.start + Duration::from_millis(ms - 1)),
+        }
+    }
+
+    /// Distinct pages origin `i` has served.
+    #[allow(dead_code)] // used by the cluster takeover benchmark only
+    pub fn origin_unique(&self, i: usize) -> u64 {
+        self.origin_unique[i].load(Relaxed)
     }
 
     /// When the first page request after `arm` arrived (`None`: none yet).
@@ -131,6 +159,44 @@ pub fn serve_with_latency(
         origin.serve(Site::new().prefix("/", endpoint));
     }
     (server, counters)
+}
+
+/// A latency-bound universe served, with what a crawl of it needs: its seeds file and a bench
+/// config in a directory of its own (the cluster benchmarks).
+#[allow(dead_code)] // used by the cluster benchmarks only
+pub struct Served {
+    pub server: TestServer,
+    pub counters: Arc<Counters>,
+    pub dir: tempfile::TempDir,
+    pub seeds: Vec<String>,
+    pub seeds_file: std::path::PathBuf,
+    pub config: std::path::PathBuf,
+}
+
+/// Serve `origins` × `pages` pages of ~`page_kb` KB (universe seed `seed`), each reply after
+/// `latency_ms`.
+#[allow(dead_code)] // used by the cluster benchmarks only
+pub fn served(origins: usize, pages: usize, page_kb: usize, latency_ms: u64, seed: u64) -> Served {
+    let universe = Arc::new(Universe::new(super::Spec {
+        origins,
+        pages,
+        page_bytes: page_kb * 1000,
+        seed,
+    }));
+    let (server, counters) = serve_with_latency(universe, 2, Duration::from_millis(latency_ms));
+    let dir = tempfile::tempdir().expect("tmp");
+    let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
+    let seeds_file = crate::support::write_seeds(dir.path(), &seeds);
+    let config =
+        crate::support::write_config(dir.path(), &crate::support::bench_config(pages, Some(true)));
+    Served {
+        server,
+        counters,
+        dir,
+        seeds,
+        seeds_file,
+        config,
+    }
 }
 
 /// The reply to `target` on origin `i` (whose base URL is `base`).
