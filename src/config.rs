@@ -43,6 +43,16 @@ pub struct Config {
     pub template: TemplateConfig,
     pub store: StoreConfig,
     pub recrawl: RecrawlConfig,
+    pub cluster: ClusterConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// A worker snapshots a partition it holds once this many records were logged since the
+    /// partition's last snapshot, and at least as many as that snapshot holds (`crawl
+    /// --cluster`, docs/cluster.md).
+    pub snapshot_records: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -726,10 +726,16 @@ async fn no_acknowledged_record_is_lost_when_the_log_streams_leader_node_is_kill
 
 /// `thresher crawl --cluster URL SEEDS… --data D --out O` as a child process (the binary built
 /// with this test's features), with a politeness delay of `delay`.
-fn cluster_worker(url: &str, seeds: &[String], dir: &std::path::Path, delay: &str) -> Child {
+fn cluster_worker(
+    url: &str,
+    seeds: &[String],
+    dir: &std::path::Path,
+    delay: &str,
+    config_more: &str,
+) -> Child {
     let config = dir.join("thresher.toml");
     std::fs::create_dir_all(dir).expect("worker dir");
-    std::fs::write(&config, "[template]\nmin_pages = 3\n").expect("config");
+    std::fs::write(&config, format!("[template]\nmin_pages = 3\n{config_more}")).expect("config");
     Command::new(thresher_bin())
         .arg("crawl")
         .args(seeds)
@@ -869,7 +875,43 @@ impl Crawled {
     }
 
     fn worker_with_delay(&self, name: &str, delay: &str) -> Child {
-        cluster_worker(&self.url, &self.seeds, &self.dir(name), delay)
+        cluster_worker(&self.url, &self.seeds, &self.dir(name), delay, "")
+    }
+
+    /// A worker with a 50 ms delay and more config (TOML after the template section).
+    fn worker_with_config(&self, name: &str, more: &str) -> Child {
+        cluster_worker(&self.url, &self.seeds, &self.dir(name), "50ms", more)
+    }
+
+    /// `export --cluster` into a new directory: the corpus's URLs in order, and what it said.
+    fn exported_urls(&self) -> (Vec<String>, String) {
+        let corpus = self.dir("corpus.jsonl");
+        let (said, ok) = export_cluster(
+            &self.url,
+            &[
+                "--data".as_ref(),
+                self.dir("export").as_os_str(),
+                "--fields".as_ref(),
+                "url".as_ref(),
+                "--out".as_ref(),
+                corpus.as_os_str(),
+            ],
+        );
+        assert!(ok, "{said}");
+        let urls = std::fs::read_to_string(&corpus)
+            .expect("corpus")
+            .lines()
+            .map(|l| {
+                let row: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                row["url"].as_str().expect("url").to_string()
+            })
+            .collect();
+        (urls, said)
+    }
+
+    /// The log of worker `name` so far.
+    fn log_of(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir(name).join("worker.log")).unwrap_or_default()
     }
 
     fn dir(&self, name: &str) -> PathBuf {
@@ -1199,34 +1241,77 @@ async fn the_crawl_goes_on_when_the_engines_leader_node_is_killed_and_loses_no_c
     let both = c.stored_by(&["a", "b"]);
     assert_eq!(both, c.all_pages(), "every page stored\n{logs}");
     // What the logs hold, read back from the two nodes left: every page, once.
-    let corpus = c.dir("corpus.jsonl");
-    let (said, ok) = export_cluster(
-        &c.url,
-        &[
-            "--data".as_ref(),
-            c.dir("export").as_os_str(),
-            "--fields".as_ref(),
-            "url".as_ref(),
-            "--out".as_ref(),
-            corpus.as_os_str(),
-        ],
-    );
-    assert!(ok, "{said}");
-    let urls: Vec<String> = std::fs::read_to_string(&corpus)
-        .expect("corpus")
-        .lines()
-        .map(|l| {
-            let row: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
-            row["url"].as_str().expect("url").to_string()
-        })
-        .collect();
+    let (urls, said) = c.exported_urls();
     let once: BTreeSet<String> = urls.iter().cloned().collect();
     assert_eq!(urls.len(), once.len(), "a page twice in the corpus");
     assert_eq!(
         once,
         c.all_pages(),
-        "every committed page in the logs\n{logs}"
+        "every committed page in the logs\n{said}\n{logs}"
     );
+}
+
+/// Snapshots every 10 records: the killed worker's partitions are rebuilt by the survivor from
+/// their last snapshots and the logs' tails — every page stored, only requests in flight made
+/// again — and `export --cluster` afterwards, which must read the snapshots too (the logs were
+/// purged up to them), holds every page once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_and_an_export_rebuild_partitions_from_snapshots_and_lose_nothing() {
+    let Some(c) = Crawled::start(
+        "a_takeover_and_an_export_rebuild_partitions_from_snapshots_and_lose_nothing",
+        110,
+        30,
+    )
+    .await
+    else {
+        return;
+    };
+    let often = "[cluster]\nsnapshot_records = 10\n";
+    let mut wa = c.worker_with_config("a", often);
+    c.wait_served(60, &mut wa);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !c.log_of("a").contains("took a snapshot") {
+        assert!(Instant::now() < deadline, "no snapshot\n{}", c.logs());
+        assert!(
+            wa.try_wait().expect("wait").is_none(),
+            "a ended\n{}",
+            c.logs()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wa.kill().expect("kill -9 worker a");
+    let _ = wa.wait();
+    let mut wb = c.worker_with_config("b", often);
+    let logs = c.finish(&mut [("b", &mut wb)]);
+    assert!(
+        c.log_of("b")
+            .lines()
+            .any(|l| l.contains("took a partition over") && l.contains("snapshot=\"p")),
+        "no takeover from a snapshot\n{logs}"
+    );
+    let missing: Vec<String> = c
+        .all_pages()
+        .difference(&stored_in(&c.dir("b")))
+        .cloned()
+        .collect();
+    assert!(missing.is_empty(), "lost: {missing:?}\n{logs}");
+    c.check_requests(1, &logs);
+    // The logs were purged up to their snapshots: they hold fewer messages than pages fetched.
+    let report = Engine::connect(&c.url)
+        .await
+        .expect("connect")
+        .report()
+        .await
+        .expect("report");
+    assert!(
+        report.log_messages < c.all_pages().len() as u64,
+        "{} messages in the logs\n{logs}",
+        report.log_messages
+    );
+    let (urls, said) = c.exported_urls();
+    let once: BTreeSet<String> = urls.iter().cloned().collect();
+    assert_eq!(urls.len(), once.len(), "a page twice in the corpus");
+    assert_eq!(once, c.all_pages(), "every page\n{said}\n{logs}");
 }
 
 /// A worker that joins takes half the partitions from a busy one, which hands them back once

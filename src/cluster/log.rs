@@ -63,6 +63,10 @@ pub enum Kind {
     /// URLs the partition was handed (seeds, or other partitions' links from its inbox), one
     /// a line, committed before the inbox messages are acknowledged.
     Link,
+    /// A snapshot of the partition is in the snapshot bucket: `<sequence> <name>`, the stream
+    /// sequence it covers up to (every record at or before it) and its objects' name
+    /// (`cluster::snapshot`). Appended fenced, so only the partition's owner can say so.
+    Snapshot,
 }
 
 impl Kind {
@@ -70,6 +74,7 @@ impl Kind {
         match self {
             Kind::Exchange => "exchange",
             Kind::Link => "link",
+            Kind::Snapshot => "snapshot",
         }
     }
 
@@ -77,6 +82,7 @@ impl Kind {
         match name {
             "exchange" => Some(Kind::Exchange),
             "link" => Some(Kind::Link),
+            "snapshot" => Some(Kind::Snapshot),
             _ => None,
         }
     }
@@ -281,9 +287,9 @@ impl LogReader {
 
     /// A takeover's read of the log after stream sequence `after`: every `exchange` record's
     /// bytes written one after another to `exchanges` (gzip members, so the file is a WARC file
-    /// the crawl imports), every `link` record's URL returned, in order. The file is the new
-    /// owner's scratch, made anew at each takeover (a kill part-way leaves nothing another
-    /// takeover needs).
+    /// the crawl imports), every `link` record's URL returned, in order, and the last
+    /// `snapshot` record's sequence and name. The file is the new owner's scratch, made anew at
+    /// each takeover (a kill part-way leaves nothing another takeover needs).
     pub async fn spool(&self, after: u64, exchanges: &Path) -> Result<Spooled, ClusterError> {
         let io = |e: std::io::Error| {
             ClusterError::engine(
@@ -292,17 +298,29 @@ impl LogReader {
             )
         };
         let mut out = std::io::BufWriter::new(std::fs::File::create(exchanges).map_err(io)?);
+        let spooled = self.spool_into(after, &mut out).await?;
+        out.flush().map_err(io)?;
+        Ok(spooled)
+    }
+
+    /// [`LogReader::spool`] to any writer (a snapshot appends the log's tail to the snapshot
+    /// before it).
+    pub async fn spool_into(
+        &self,
+        after: u64,
+        out: &mut impl Write,
+    ) -> Result<Spooled, ClusterError> {
         let mut spooled = Spooled {
             last: after,
-            exchanges: 0,
-            links: Vec::new(),
+            ..Spooled::default()
         };
         let mut replay = self.replay(after).await?;
         while let Some((seq, kind, bytes)) = replay.next().await? {
             spooled.last = seq;
             match kind {
                 Kind::Exchange => {
-                    out.write_all(&bytes).map_err(io)?;
+                    out.write_all(&bytes)
+                        .map_err(|e| ClusterError::engine("writing a partition's records", e))?;
                     spooled.exchanges += 1;
                 }
                 Kind::Link => spooled.links.extend(
@@ -311,10 +329,36 @@ impl LogReader {
                         .filter(|l| !l.is_empty())
                         .map(str::to_string),
                 ),
+                Kind::Snapshot => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    let mut words = text.split_whitespace();
+                    if let (Some(Ok(covers)), Some(name), records) = (
+                        words.next().map(str::parse),
+                        words.next(),
+                        words.next().and_then(|r| r.parse().ok()),
+                    ) {
+                        spooled.snapshot = Some(SnapshotRef {
+                            covers,
+                            name: name.to_string(),
+                            records: records.unwrap_or(0),
+                        });
+                    }
+                }
             }
         }
-        out.flush().map_err(io)?;
         Ok(spooled)
+    }
+
+    /// Drop the partition's messages at or before stream sequence `through` (a snapshot holds
+    /// them now).
+    pub async fn purge_through(&self, through: u64) -> Result<(), ClusterError> {
+        self.stream
+            .purge()
+            .filter(subject(self.partition))
+            .sequence(through + 1)
+            .await
+            .map_err(|e| ClusterError::engine("purging a partition log", e))?;
+        Ok(())
     }
 
     /// The log's records after stream sequence `after`, up to the last one appended by now,
@@ -397,6 +441,19 @@ pub struct Spooled {
     pub exchanges: u64,
     /// The `link` records' URLs, in order.
     pub links: Vec<String>,
+    /// The last `snapshot` record read.
+    pub snapshot: Option<SnapshotRef>,
+}
+
+/// A `snapshot` record: `<covers> <name> <records>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotRef {
+    /// The stream sequence the snapshot covers up to (every record at or before it).
+    pub covers: u64,
+    /// Its objects' name (`cluster::snapshot::name`).
+    pub name: String,
+    /// Records it holds.
+    pub records: u64,
 }
 
 /// A partition log read back record by record, in order ([`LogReader::replay`]): a takeover

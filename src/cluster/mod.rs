@@ -1,7 +1,7 @@
 //! The cluster mode's coordination on NATS JetStream (`--features cluster`, docs/cluster.md):
 //! reaching the engine, the cluster's layout (its spec, buckets and streams), which partition a
 //! site belongs to, fenced partition leases, each worker's fair share of partitions, the
-//! fenced partition logs and the links handed between partitions.
+//! fenced partition logs, their snapshots and the links handed between partitions.
 //!
 //! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
 //! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
@@ -12,6 +12,7 @@ mod lease;
 mod links;
 mod log;
 mod share;
+pub mod snapshot;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use lease::{Lease, Leases, Renewal};
 pub use links::{InboundLink, LinkInbox, Sent};
-pub use log::{Append, Kind, LogReader, PartitionLog, Replay, Spooled};
+pub use log::{Append, Kind, LogReader, PartitionLog, Replay, SnapshotRef, Spooled};
 pub use share::{Round, Share};
 
 /// The bucket holding the cluster's spec (key [`SPEC_KEY`]).
@@ -327,6 +328,7 @@ impl Engine {
                 .await
                 .map_err(|e| ClusterError::engine(&format!("creating bucket {bucket}"), e))?;
         }
+        snapshot::create(&self.js, spec.replicas).await?;
         for (name, subjects, dedup) in [
             (LOG_STREAM, "thresher.log.>", Duration::from_secs(120)),
             (LINK_STREAM, "thresher.links.>", LINK_DEDUP_WINDOW),
@@ -470,6 +472,40 @@ impl Engine {
     /// `partition`'s log to read only: no marker is appended, so its writer goes on.
     pub async fn log_reader(&self, partition: u32) -> Result<LogReader, ClusterError> {
         LogReader::open(&self.js, partition).await
+    }
+
+    /// Store a partition snapshot as objects `<name>.warc.gz` and `<name>.links` from the
+    /// local files `warc` and `links` (`cluster::snapshot`); the bytes stored.
+    pub async fn put_snapshot(
+        &self,
+        name: &str,
+        warc: &std::path::Path,
+        links: &std::path::Path,
+    ) -> Result<u64, ClusterError> {
+        let store = snapshot::open(&self.js).await?;
+        let a = snapshot::put(&store, &format!("{name}.warc.gz"), warc).await?;
+        let b = snapshot::put(&store, &format!("{name}.links"), links).await?;
+        Ok(a + b)
+    }
+
+    /// Copy snapshot `name` to the local files `warc` and `links`; the bytes read.
+    pub async fn get_snapshot(
+        &self,
+        name: &str,
+        warc: &std::path::Path,
+        links: &std::path::Path,
+    ) -> Result<u64, ClusterError> {
+        let store = snapshot::open(&self.js).await?;
+        let a = snapshot::get(&store, &format!("{name}.warc.gz"), warc).await?;
+        let b = snapshot::get(&store, &format!("{name}.links"), links).await?;
+        Ok(a + b)
+    }
+
+    /// Delete snapshot `name` (one no longer the partition's last).
+    pub async fn delete_snapshot(&self, name: &str) -> Result<(), ClusterError> {
+        let store = snapshot::open(&self.js).await?;
+        snapshot::delete(&store, &format!("{name}.warc.gz")).await?;
+        snapshot::delete(&store, &format!("{name}.links")).await
     }
 
     /// Hand `url` to the owner of `partition` (its site's partition).

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::cluster::{
-    partition_of, Append, ClusterError, Engine, Kind, LinkInbox, PartitionLog, WorkerState,
+    partition_of, Append, ClusterError, Engine, Kind, LinkInbox, PartitionLog, SnapshotRef,
+    WorkerState,
 };
 use crate::config::Config;
 use crate::crawl::import::{self, Queued};
@@ -95,6 +96,27 @@ struct State {
     to_crawl: UnboundedSender<Vec<Enqueued>>,
     /// Partitions taken over, handed back and lost since the start (for `status --cluster`).
     moves: Mutex<Moves>,
+    /// Per partition held: what is logged since its last snapshot, and that snapshot.
+    snaps: Snaps,
+    /// `cluster.snapshot_records`.
+    snapshot_records: u64,
+}
+
+/// A partition's snapshot state ([`snapshot`]).
+#[derive(Clone, Debug, Default)]
+struct Snap {
+    /// Records logged since the last snapshot (or in the tail a takeover read).
+    since: u64,
+    /// Records the last snapshot holds.
+    size: u64,
+    /// The last snapshot.
+    last: Option<SnapshotRef>,
+}
+
+type Snaps = Arc<Mutex<HashMap<u32, Snap>>>;
+
+fn snaps_of(snaps: &Snaps) -> std::sync::MutexGuard<'_, HashMap<u32, Snap>> {
+    snaps.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[derive(Default)]
@@ -125,6 +147,7 @@ pub async fn start(
     let share = engine.join(&id).await?;
     let partitions = spec.partitions;
     let held: Held = Arc::new(Mutex::new(HashMap::new()));
+    let snaps: Snaps = Arc::default();
     let jobs: SharedJobs = Arc::default();
     let renewed: Renewed = Arc::new(Mutex::new(Instant::now()));
     // A lease counts as held for 4/5 of its TTL after the round that renewed it.
@@ -168,6 +191,7 @@ pub async fn start(
         }),
         log: {
             let held = held.clone();
+            let snaps = snaps.clone();
             let handle = handle.clone();
             Arc::new(move |site: &str, records: Vec<u8>| {
                 let p = partition_of(site, partitions);
@@ -182,7 +206,10 @@ pub async fn start(
                         .await
                 });
                 match appended {
-                    Ok(Append::Stored(_)) => Ok(true),
+                    Ok(Append::Stored(_)) => {
+                        snaps_of(&snaps).entry(p).or_default().since += 1;
+                        Ok(true)
+                    }
                     Ok(Append::Fenced) => {
                         held_of(&held).remove(&p);
                         Ok(false)
@@ -222,6 +249,8 @@ pub async fn start(
         data_dir: config.crawl.data_dir.clone(),
         to_crawl,
         moves: Mutex::default(),
+        snaps,
+        snapshot_records: config.cluster.snapshot_records,
     };
     let ttl = spec.lease_ttl;
     let task = tokio::spawn(async move {
@@ -267,10 +296,14 @@ async fn drive(
     // slow pull nor a takeover's import delays a lease's renewal.
     let finished = CancellationToken::new();
     let puller = tokio::spawn(pull_links(state.clone(), ctx.clone(), finished.clone()));
+    let snapshotter = tokio::spawn(snapshots(state.clone(), ttl, finished.clone()));
     let rounds = rounds(&state, share, &ctx, sink.as_ref(), ttl, &shutdown).await;
     finished.cancel();
     let pulled = puller.await.map_err(|e| WorkerError::Task(e.to_string()))?;
-    rounds.and(pulled)
+    let snapped = snapshotter
+        .await
+        .map_err(|e| WorkerError::Task(e.to_string()))?;
+    rounds.and(pulled).and(snapped)
 }
 
 /// The share rounds, every third of a lease TTL: lost partitions stop at once, surplus ones
@@ -349,6 +382,7 @@ async fn one_round(
     for p in &round.lost {
         held_of(&state.held).remove(p);
         jobs_of(&state.jobs).draining.remove(p);
+        snaps_of(&state.snaps).remove(p);
     }
     moves_of(state).lost += round.lost.len() as u64;
     // What is left was renewed in this round (the lost ones are out first).
@@ -488,30 +522,56 @@ async fn take_over(
     })?;
     let spool = dir.join(format!("p{p}.warc.gz"));
     let spooled = log.reader().spool(0, &spool).await?;
-    let mut imported = 0;
+    // The last snapshot the log names, then the log's records (those the snapshot also holds,
+    // when its purge did not happen, are stored once).
+    let mut files = Vec::new();
+    let mut links = Vec::new();
+    let (snap_warc, snap_links) = (
+        dir.join(format!("p{p}-snapshot.warc.gz")),
+        dir.join(format!("p{p}-snapshot.links")),
+    );
+    let mut snap = Snap {
+        since: spooled.exchanges + spooled.links.len() as u64,
+        ..Snap::default()
+    };
+    if let Some(last) = &spooled.snapshot {
+        state
+            .engine
+            .get_snapshot(&last.name, &snap_warc, &snap_links)
+            .await?;
+        files.push(snap_warc.clone());
+        links = read_links(&snap_links)?;
+        snap.size = last.records;
+        snap.last = Some(last.clone());
+    }
     if spooled.exchanges > 0 {
+        files.push(spool.clone());
+    }
+    links.extend(spooled.links.iter().cloned());
+    let mut imported = 0;
+    if !files.is_empty() {
         let to_crawl = state.to_crawl.clone();
         let queued: Queued = Arc::new(move |list| {
             let _ = to_crawl.send(list);
         });
-        let summary = import::import(
-            ctx,
-            std::slice::from_ref(&spool),
-            sink,
-            shutdown,
-            Some(queued),
-        )
-        .await?;
+        let summary = import::import(ctx, &files, sink, shutdown, Some(queued)).await?;
         imported = summary.pages;
     }
-    let _ = std::fs::remove_file(&spool);
-    queue(state, ctx, &spooled.links)?;
+    for f in [&spool, &snap_warc, &snap_links] {
+        let _ = std::fs::remove_file(f);
+    }
+    queue(state, ctx, &links)?;
+    snaps_of(&state.snaps).insert(p, snap);
     held_of(&state.held).insert(p, Arc::new(tokio::sync::Mutex::new(log)));
     tracing::info!(
         partition = p,
         records = spooled.exchanges,
+        snapshot = spooled
+            .snapshot
+            .as_ref()
+            .map_or("none", |s| s.name.as_str()),
         imported,
-        links = spooled.links.len(),
+        links = links.len(),
         ms = started.elapsed().as_millis() as u64,
         "took a partition over"
     );
@@ -541,12 +601,166 @@ async fn receive(
     if appended == Append::Fenced {
         return Ok(false);
     }
+    snaps_of(&state.snaps).entry(p).or_default().since += 1;
     let urls: Vec<String> = links.iter().map(|l| l.url.clone()).collect();
     queue(state, ctx, &urls)?;
     for l in links {
         l.ack().await?;
     }
     Ok(true)
+}
+
+/// Snapshot the partitions this worker holds whose logs have grown enough
+/// (`cluster.snapshot_records` records since the last snapshot, and at least as many as it
+/// holds), one at a time, until `finished`. A snapshot that fails is tried again later.
+async fn snapshots(
+    state: Arc<State>,
+    ttl: Duration,
+    finished: CancellationToken,
+) -> Result<(), WorkerError> {
+    let period = (ttl / 3).max(Duration::from_millis(300));
+    while !finished.is_cancelled() {
+        let due: Vec<u32> = {
+            let held = held_of(&state.held);
+            let draining = jobs_of(&state.jobs).draining.clone();
+            snaps_of(&state.snaps)
+                .iter()
+                .filter(|(p, s)| {
+                    held.contains_key(p)
+                        && !draining.contains(p)
+                        && s.since >= state.snapshot_records.max(s.size)
+                })
+                .map(|(&p, _)| p)
+                .collect()
+        };
+        for p in due {
+            if finished.is_cancelled() {
+                break;
+            }
+            match snapshot(&state, p).await {
+                Ok(()) => {}
+                Err(WorkerError::Cluster(e)) => {
+                    tracing::warn!(partition = p, "a snapshot failed ({e}); will try again")
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        tokio::select! {
+            _ = finished.cancelled() => {}
+            _ = tokio::time::sleep(period) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Snapshot partition `p`: its last snapshot and its log after it, copied to the object store
+/// as one new snapshot, named in the log by a fenced record; then the log purged up to what the
+/// snapshot covers and the previous snapshot deleted.
+async fn snapshot(state: &State, p: u32) -> Result<(), WorkerError> {
+    let started = Instant::now();
+    let Some(log) = held_of(&state.held).get(&p).cloned() else {
+        return Ok(());
+    };
+    let reader = log.lock().await.reader().clone();
+    let previous = snaps_of(&state.snaps).get(&p).cloned().unwrap_or_default();
+    let dir = state.data_dir.join("cluster");
+    let (warc, links_file) = (
+        dir.join(format!("snap-p{p}.warc.gz")),
+        dir.join(format!("snap-p{p}.links")),
+    );
+    let io = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| WorkerError::Io { path, source }
+    };
+    let mut links = Vec::new();
+    let after = match &previous.last {
+        Some(last) => {
+            state
+                .engine
+                .get_snapshot(&last.name, &warc, &links_file)
+                .await?;
+            links = read_links(&links_file)?;
+            last.covers
+        }
+        None => {
+            std::fs::File::create(&warc).map_err(io(&warc))?;
+            0
+        }
+    };
+    let mut out = std::io::BufWriter::new(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&warc)
+            .map_err(io(&warc))?,
+    );
+    let tail = reader.spool_into(after, &mut out).await?;
+    std::io::Write::flush(&mut out).map_err(io(&warc))?;
+    drop(out);
+    let cleanup = || {
+        let _ = std::fs::remove_file(&warc);
+        let _ = std::fs::remove_file(&links_file);
+    };
+    if tail.last == after {
+        cleanup();
+        return Ok(());
+    }
+    links.extend(tail.links.iter().cloned());
+    std::fs::write(&links_file, links.join("\n")).map_err(io(&links_file))?;
+    let records = previous.size + tail.exchanges + tail.links.len() as u64;
+    let name = crate::cluster::snapshot::name(p, tail.last);
+    let stored = state.engine.put_snapshot(&name, &warc, &links_file).await;
+    cleanup();
+    let bytes = stored?;
+    let said = format!("{} {name} {records}", tail.last);
+    let appended = log
+        .lock()
+        .await
+        .append_record(Kind::Snapshot, said.as_bytes())
+        .await?;
+    if appended == Append::Fenced {
+        // Not the partition's snapshot: another worker holds the partition now.
+        let _ = state.engine.delete_snapshot(&name).await;
+        held_of(&state.held).remove(&p);
+        return Ok(());
+    }
+    reader.purge_through(tail.last).await?;
+    if let Some(old) = &previous.last {
+        if old.name != name {
+            let _ = state.engine.delete_snapshot(&old.name).await;
+        }
+    }
+    if let Some(s) = snaps_of(&state.snaps).get_mut(&p) {
+        s.since = s
+            .since
+            .saturating_sub(tail.exchanges + tail.links.len() as u64);
+        s.size = records;
+        s.last = Some(SnapshotRef {
+            covers: tail.last,
+            name,
+            records,
+        });
+    }
+    tracing::info!(
+        partition = p,
+        records,
+        bytes,
+        ms = started.elapsed().as_millis() as u64,
+        "took a snapshot"
+    );
+    Ok(())
+}
+
+/// The URLs of a snapshot's links file, a line each.
+fn read_links(path: &std::path::Path) -> Result<Vec<String>, WorkerError> {
+    let text = std::fs::read_to_string(path).map_err(|source| WorkerError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
 }
 
 /// Queue `links` (in scope, not seen before) in the local store and tell the crawl.

@@ -144,8 +144,9 @@ fn mark(data: &Path, urls: &str) -> Result<Gathered, GatherError> {
     }
 }
 
-/// Spool each partition's log after what was read before into `work/p<N>.warc.gz`: the files
-/// with records (and how many each has), and the last sequence read of each log.
+/// Spool each partition's log after what was read before into `work/p<N>.warc.gz`, with the
+/// partition's last snapshot before it when that covers more (`work/p<N>-snapshot.warc.gz`):
+/// the files with records (and how many each has), and the last sequence read of each log.
 async fn spool_all(
     engine: &Engine,
     partitions: u32,
@@ -159,6 +160,17 @@ async fn spool_all(
         let file = work.join(format!("p{p}.warc.gz"));
         let spooled = engine.log_reader(p).await?.spool(after, &file).await?;
         last.insert(p, spooled.last);
+        // A snapshot that covers records past what was read: the log may no longer hold them
+        // (purged). Read first; what it shares with the log's tail is stored once.
+        if let Some(snap) = spooled.snapshot.filter(|s| s.covers > after) {
+            let (warc, links) = (
+                work.join(format!("p{p}-snapshot.warc.gz")),
+                work.join(format!("p{p}-snapshot.links")),
+            );
+            engine.get_snapshot(&snap.name, &warc, &links).await?;
+            let _ = std::fs::remove_file(&links);
+            files.push((warc, snap.records));
+        }
         if spooled.exchanges > 0 {
             files.push((file, spooled.exchanges));
         } else {
