@@ -77,6 +77,10 @@ struct Run {
     exited: f64,
     pages: u64,
     unique: u64,
+    /// CPU seconds the engine (nats-server) used (0 without one).
+    engine_cpu: f64,
+    /// From the first page served to the last, in s (the crawl without its start).
+    steady: f64,
 }
 
 fn main() {
@@ -118,6 +122,7 @@ fn compare_embedded(args: &Args, rounds: usize) {
         Mode::Cluster(1),
     ];
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut steady: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     for round in 0..rounds {
         for (m, &mode) in modes.iter().enumerate() {
             let r = run(args, mode);
@@ -127,11 +132,14 @@ fn compare_embedded(args: &Args, rounds: usize) {
                 "{mode:?}: not every page"
             );
             let rate = r.unique as f64 / r.crawl;
+            let steady_rate = r.unique as f64 / r.steady;
             println!(
-                "round {round} {mode:?}: crawl {:.2} s, exited {:.2} s, {rate:.0} pages/s",
-                r.crawl, r.exited
+                "round {round} {mode:?}: crawl {:.2} s, exited {:.2} s, {rate:.0} pages/s; first \
+                 page to last {:.2} s, {steady_rate:.0} pages/s; nats-server CPU {:.2} s",
+                r.crawl, r.exited, r.steady, r.engine_cpu
             );
             rates[m].push(rate);
+            steady[m].push(steady_rate);
         }
     }
     let median = |v: &[f64]| {
@@ -139,13 +147,14 @@ fn compare_embedded(args: &Args, rounds: usize) {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let base = median(&rates[0]);
+    let (base, base_steady) = (median(&rates[0]), median(&steady[0]));
     for (m, mode) in modes.iter().enumerate() {
-        let med = median(&rates[m]);
+        let (med, med_steady) = (median(&rates[m]), median(&steady[m]));
         println!(
             "{mode:?}: median {med:.0} pages/s over {rounds} rounds ({:+.1} % against the \
-             embedded crawl)",
-            (med / base - 1.0) * 100.0
+             embedded crawl); first page to last {med_steady:.0} pages/s ({:+.1} %)",
+            (med / base - 1.0) * 100.0,
+            (med_steady / base_steady - 1.0) * 100.0
         );
     }
 }
@@ -177,6 +186,7 @@ fn run(args: &Args, mode: Mode) -> Run {
         config,
     } = universe::serve::served(args.origins, args.pages, args.page_kb, args.latency_ms, 7);
     let started = Instant::now();
+    counters.arm();
     let workers = match mode {
         Mode::Cluster(n) => n,
         Mode::Embedded { .. } => 1,
@@ -223,6 +233,10 @@ fn run(args: &Args, mode: Mode) -> Run {
         exited,
         pages: counters.pages.load(Relaxed),
         unique: counters.unique.load(Relaxed),
+        engine_cpu: nats.as_ref().map_or(0.0, |n| n.cpu_seconds()),
+        steady: counters
+            .first_after_arm()
+            .map_or(crawl, |t| crawl - t.duration_since(started).as_secs_f64()),
     };
     drop(server);
     run

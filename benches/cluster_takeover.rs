@@ -48,6 +48,9 @@ struct Args {
     concurrency: usize,
     #[arg(long, default_value_t = 16)]
     partitions: u32,
+    /// `cluster.snapshot_records` of the workers (the default config's when not given).
+    #[arg(long)]
+    snapshot_records: Option<u64>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -90,6 +93,11 @@ fn run(args: &Args, ttl: u64, kill_after: u64) {
         seeds_file,
         config,
     } = universe::serve::served(args.origins, args.pages, args.page_kb, args.latency_ms, 11);
+    if let Some(n) = args.snapshot_records {
+        let mut text = std::fs::read_to_string(&config).expect("config");
+        text.push_str(&format!("\n[cluster]\nsnapshot_records = {n}\n"));
+        std::fs::write(&config, text).expect("config");
+    }
     let worker = |name: &str| -> Child {
         let d = dir.path().join(name);
         std::fs::create_dir_all(&d).expect("worker dir");
@@ -153,30 +161,53 @@ fn run(args: &Args, ttl: u64, kill_after: u64) {
     let last = firsts.iter().copied().fold(0.0, f64::max);
     let log = std::fs::read_to_string(dir.path().join("b/worker.log")).unwrap_or_default();
     let (takeovers, imported, ms) = takeovers(&log);
+    let from_snapshots = log
+        .lines()
+        .filter(|l| l.contains("took a partition over") && l.contains("snapshot=\"p"))
+        .count();
+    let a_log = std::fs::read_to_string(dir.path().join("a/worker.log")).unwrap_or_default();
+    let (snaps, records, bytes, snap_ms) = snapshots(&format!("{a_log}{log}"));
     println!(
         "TTL {ttl} s, kill after {served_at_kill} pages: A held {} partitions ({} sites with \
          pages left); kill → first request to a moved site {first:.2} s, → every moved site \
          {last:.2} s ({} of {} seen); B's takeovers after the kill: {takeovers}, {imported} pages \
-         imported, {ms} ms in all (spool + import); crawl: {} distinct of {} pages",
+         imported, {ms} ms in all (spool + import), {from_snapshots} from a snapshot; crawl: {} \
+         distinct of {} pages; snapshots taken (both workers): {snaps}, their records {records}, \
+         {bytes} bytes ({:.1} KB a record), {snap_ms} ms in all",
         held.len(),
         moved.len(),
         firsts.len(),
         moved.len(),
         counters.unique.load(Relaxed),
-        args.origins * args.pages
+        args.origins * args.pages,
+        bytes as f64 / records.max(1) as f64 / 1000.0
     );
     drop(server);
+}
+
+/// The "took a snapshot" lines: how many, their records and bytes added up, milliseconds.
+fn snapshots(log: &str) -> (usize, u64, u64, u64) {
+    let mut out = (0, 0, 0, 0);
+    for line in log.lines().filter(|l| l.contains("took a snapshot")) {
+        out.0 += 1;
+        out.1 += field(line, "records=");
+        out.2 += field(line, "bytes=");
+        out.3 += field(line, "ms=");
+    }
+    out
+}
+
+/// A `name=value` number of a log line (0 when absent).
+fn field(line: &str, name: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(name))
+        .and_then(|v| v.trim_matches(|c: char| !c.is_ascii_digit()).parse().ok())
+        .unwrap_or(0)
 }
 
 /// B's "took a partition over" lines with records (the ones after the kill: a partition at the
 /// start has none): how many, pages imported, milliseconds in all.
 fn takeovers(log: &str) -> (usize, u64, u64) {
-    let field = |line: &str, name: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(name))
-            .and_then(|v| v.trim_matches(|c: char| !c.is_ascii_digit()).parse().ok())
-            .unwrap_or(0)
-    };
     let mut out = (0, 0, 0);
     for line in log.lines().filter(|l| l.contains("took a partition over")) {
         if field(line, "records=") == 0 {

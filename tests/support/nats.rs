@@ -54,4 +54,20 @@ impl NatsServer {
             _dir: dir,
         }
     }
+
+    /// The CPU time the server has used so far, in seconds (user + system, from /proc).
+    #[allow(dead_code)] // the cluster benchmarks only
+    pub fn cpu_seconds(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let ticks: Vec<f64> = after
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        ticks.iter().sum::<f64>() / 100.0
+    }
 }
