@@ -1196,7 +1196,7 @@ async fn the_same_link_sent_by_many_workers_at_once_on_three_nodes_is_stored_onc
         senders.spawn(async move {
             let mut stored = 0;
             for (i, link) in links.iter().enumerate() {
-                let sent = engine.send_link(i as u32 % 4, link).await;
+                let sent = engine.send_link(i as u32 % 4, link, 0).await;
                 if sent.expect("a send succeeds") == Sent::Stored {
                     stored += 1;
                 }
@@ -1312,6 +1312,59 @@ async fn a_takeover_and_an_export_rebuild_partitions_from_snapshots_and_lose_not
     let once: BTreeSet<String> = urls.iter().cloned().collect();
     assert_eq!(urls.len(), once.len(), "a page twice in the corpus");
     assert_eq!(once, c.all_pages(), "every page\n{said}\n{logs}");
+}
+
+/// `--max-depth` holds across partitions as on one machine: a chain of four sites, each home
+/// page linking to the next, crawled from the first with a depth of 2 on 16 partitions — the
+/// fourth is never requested (regression: a link handed to another partition was queued at
+/// depth 0 there, so the chain went on).
+#[test]
+fn max_depth_holds_across_partitions() {
+    let Some(nats) = nats("max_depth_holds_across_partitions") else {
+        return;
+    };
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(async {
+            Engine::connect(&nats.url)
+                .await
+                .expect("connect")
+                .init(&spec(16, Duration::from_secs(2)))
+                .await
+                .expect("init")
+        });
+    let server = crate::support::TestServer::background(4, 1);
+    for i in 0..4 {
+        let next = if i < 3 {
+            format!("<a href=\"{}\">next</a>", server.origin(i + 1).url("/"))
+        } else {
+            String::new()
+        };
+        server.origin(i).serve(crate::support::Site::new().page(
+            "/",
+            format!("<html><body><h1>Site {i}</h1><p>Home of site {i}. {next}</p></body></html>"),
+        ));
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("w");
+    let mut worker = cluster_worker(
+        &nats.url,
+        &[server.origin(0).url("/")],
+        &dir,
+        "0ms",
+        "[crawl]\nmax_depth = 2\n[scope]\nseed_hosts_only = false\n",
+    );
+    let status = wait_for(
+        &mut worker,
+        Duration::from_secs(60),
+        &dir.join("worker.log"),
+    );
+    let log = std::fs::read_to_string(dir.join("worker.log")).unwrap_or_default();
+    assert!(status.success(), "{log}");
+    let homes: Vec<usize> = (0..4)
+        .map(|i| server.origin(i).requests_to("/").len())
+        .collect();
+    assert_eq!(homes, vec![1, 1, 1, 0], "home requests per site\n{log}");
 }
 
 /// A worker that joins takes half the partitions from a busy one, which hands them back once
@@ -1633,28 +1686,28 @@ async fn a_link_reaches_its_partition_once_and_comes_back_if_its_receiver_died_b
     // Two workers find the same link to partition 1; another goes to partition 2.
     assert_eq!(
         engine
-            .send_link(1, "http://a.example/x")
+            .send_link(1, "http://a.example/x", 0)
             .await
             .expect("send"),
         Sent::Stored
     );
     assert_eq!(
         engine
-            .send_link(1, "http://a.example/x")
+            .send_link(1, "http://a.example/x", 0)
             .await
             .expect("send"),
         Sent::Duplicate
     );
     assert_eq!(
         engine
-            .send_link(1, "http://a.example/y")
+            .send_link(1, "http://a.example/y", 0)
             .await
             .expect("send"),
         Sent::Stored
     );
     assert_eq!(
         engine
-            .send_link(2, "http://b.example/")
+            .send_link(2, "http://b.example/", 0)
             .await
             .expect("send"),
         Sent::Stored

@@ -14,6 +14,9 @@ use futures::StreamExt;
 use super::log::APPEND_RETRY;
 use super::{ClusterError, LINK_STREAM};
 
+/// The header carrying a link's crawl depth (the depth its page would have had on one machine).
+pub const DEPTH_HEADER: &str = "Thresher-Depth";
+
 /// The subject of `partition`'s links.
 pub fn subject(partition: u32) -> String {
     format!("thresher.links.{partition}")
@@ -27,7 +30,7 @@ pub enum Sent {
     Duplicate,
 }
 
-/// Send `url` to `partition`'s owner. An error the engine may recover from — a leader
+/// Send `url`, found at crawl depth `depth`, to `partition`'s owner. An error the engine may recover from — a leader
 /// election, or the same URL being stored by another worker this instant ("duplicate message
 /// id is in process", on a replicated stream) — is retried with the same message for up to
 /// [`APPEND_RETRY`]: a link that is not sent is lost to the crawl.
@@ -35,10 +38,12 @@ pub(super) async fn send(
     js: &jetstream::Context,
     partition: u32,
     url: &str,
+    depth: u32,
 ) -> Result<Sent, ClusterError> {
     let mut headers = HeaderMap::new();
     let id = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(url.as_bytes()));
     headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
+    headers.insert(DEPTH_HEADER, depth.to_string().as_str());
     let payload = bytes::Bytes::from(url.to_string().into_bytes());
     let started = std::time::Instant::now();
     loop {
@@ -69,6 +74,8 @@ pub struct LinkInbox {
 /// A link pulled from an inbox: [`InboundLink::ack`] it once it is committed.
 pub struct InboundLink {
     pub url: String,
+    /// Its crawl depth (0 when the sender gave none).
+    pub depth: u32,
     message: jetstream::Message,
 }
 
@@ -134,7 +141,17 @@ impl LinkInbox {
         while let Some(message) = batch.next().await {
             let message = message.map_err(|e| ClusterError::engine("pulling links", e))?;
             let url = String::from_utf8_lossy(&message.payload).into_owned();
-            out.push(InboundLink { url, message });
+            let depth = message
+                .headers
+                .as_ref()
+                .and_then(|h| h.get(DEPTH_HEADER))
+                .and_then(|d| d.as_str().parse().ok())
+                .unwrap_or(0);
+            out.push(InboundLink {
+                url,
+                depth,
+                message,
+            });
         }
         Ok(out)
     }

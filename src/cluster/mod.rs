@@ -508,9 +508,15 @@ impl Engine {
         snapshot::delete(&store, &format!("{name}.links")).await
     }
 
-    /// Hand `url` to the owner of `partition` (its site's partition).
-    pub async fn send_link(&self, partition: u32, url: &str) -> Result<Sent, ClusterError> {
-        links::send(&self.js, partition, url).await
+    /// Hand `url`, found at crawl depth `depth`, to the owner of `partition` (its site's
+    /// partition).
+    pub async fn send_link(
+        &self,
+        partition: u32,
+        url: &str,
+        depth: u32,
+    ) -> Result<Sent, ClusterError> {
+        links::send(&self.js, partition, url, depth).await
     }
 
     /// `partition`'s incoming links, for its owner: a link not acknowledged within one lease

@@ -221,13 +221,13 @@ pub async fn start(
         hand_on: {
             let engine = engine.clone();
             let handle = handle.clone();
-            Arc::new(move |links: Vec<String>| {
+            Arc::new(move |links: Vec<(String, u32)>| {
                 let engine = engine.clone();
                 handle.spawn(async move {
-                    for link in links {
+                    for (link, depth) in links {
                         let Ok(url) = Url::parse(&link) else { continue };
                         let p = partition_of(&urls::site_key(&url), partitions);
-                        if let Err(e) = engine.send_link(p, &link).await {
+                        if let Err(e) = engine.send_link(p, &link, depth).await {
                             tracing::warn!(%link, "handing a link to partition {p}: {e}");
                         }
                     }
@@ -289,7 +289,7 @@ async fn drive(
     // copy within its duplicate window, and the owner's seen set the rest).
     for s in &seeds {
         let p = partition_of(&urls::site_key(s), state.partitions);
-        state.engine.send_link(p, s.as_str()).await?;
+        state.engine.send_link(p, s.as_str(), 0).await?;
     }
     let state = Arc::new(state);
     // The rounds (leases, takeovers, the end) and the inboxes run apart, so that neither a
@@ -592,7 +592,7 @@ async fn receive(
     // Busy before the links are acknowledged: once they are, nothing else in the engine shows
     // that this worker has work (the end's check reads the flags and the inboxes).
     say(state, false, 0).await?;
-    let lines: Vec<&str> = links.iter().map(|l| l.url.as_str()).collect();
+    let lines: Vec<String> = links.iter().map(|l| link_line(&l.url, l.depth)).collect();
     let appended = log
         .lock()
         .await
@@ -602,8 +602,7 @@ async fn receive(
         return Ok(false);
     }
     snaps_of(&state.snaps).entry(p).or_default().since += 1;
-    let urls: Vec<String> = links.iter().map(|l| l.url.clone()).collect();
-    queue(state, ctx, &urls)?;
+    queue(state, ctx, &lines)?;
     for l in links {
         l.ack().await?;
     }
@@ -763,15 +762,34 @@ fn read_links(path: &std::path::Path) -> Result<Vec<String>, WorkerError> {
         .collect())
 }
 
-/// Queue `links` (in scope, not seen before) in the local store and tell the crawl.
+/// A handed link as a line of a `link` record (and of a snapshot's links): its URL, a tab,
+/// its crawl depth.
+fn link_line(url: &str, depth: u32) -> String {
+    format!("{url}\t{depth}")
+}
+
+/// A line of a `link` record: its URL and crawl depth (0 when the line has none).
+fn parse_link_line(line: &str) -> (&str, u32) {
+    match line.split_once('\t') {
+        Some((url, depth)) => (url, depth.trim().parse().unwrap_or(0)),
+        None => (line, 0),
+    }
+}
+
+/// Queue `links` (lines of `link` records: in scope, not seen before, within the crawl's
+/// depth) in the local store and tell the crawl.
 fn queue(state: &State, ctx: &Ctx, links: &[String]) -> Result<(), WorkerError> {
     let mut commit = Commit::new();
-    for link in links {
+    for line in links {
+        let (link, depth) = parse_link_line(line);
         let Ok(url) = Url::parse(link) else { continue };
-        if ctx.scope.check(&url).is_err() {
+        if ctx.scope.check(&url).is_err() || depth > ctx.config.crawl.max_depth {
             continue;
         }
-        commit.discover(urls::origin_key(&url), QueueEntry::page(url.to_string(), 0));
+        commit.discover(
+            urls::origin_key(&url),
+            QueueEntry::page(url.to_string(), depth),
+        );
     }
     let out = state.store.commit(commit)?;
     let _ = state.to_crawl.send(out.enqueued);
@@ -817,4 +835,23 @@ async fn say(state: &State, idle: bool, queued: u64) -> Result<(), WorkerError> 
         }
     };
     Ok(state.engine.set_state(&state.id, &said).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_line_carries_its_depth_and_an_old_line_reads_as_depth_0() {
+        let line = link_line("http://a.example/x", 3);
+        assert_eq!(parse_link_line(&line), ("http://a.example/x", 3));
+        assert_eq!(
+            parse_link_line("http://a.example/y"),
+            ("http://a.example/y", 0)
+        );
+        assert_eq!(
+            parse_link_line("http://a.example/z\tbad"),
+            ("http://a.example/z", 0)
+        );
+    }
 }

@@ -40,6 +40,8 @@ pub struct StoredPage {
 /// Told of every page the crawl stores (inline template learning listens here).
 pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
 
+/// [`Partitioned::hand_on`]: links (URL, crawl depth) for other partitions.
+pub type HandOn = Arc<dyn Fn(Vec<(String, u32)>) + Send + Sync>;
 /// Whether two sites are in one partition.
 pub type SamePartition = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 /// Commit a fetch's records to its site's partition log: `Ok(false)` when fenced.
@@ -58,8 +60,9 @@ pub struct Partitioned {
     /// Commit a fetch's WARC records (gzip members) to the log of `site`'s partition, before
     /// the store commit: `Ok(false)` when the partition is another worker's now (fenced).
     pub log: LogRecords,
-    /// Links for other partitions, handed to their owners.
-    pub hand_on: Arc<dyn Fn(Vec<String>) + Send + Sync>,
+    /// Links for other partitions, with the crawl depth each would be queued at here, handed
+    /// to their owners.
+    pub hand_on: HandOn,
     /// A request, or a fetched page's processing, started for `site`…
     pub started: Arc<dyn Fn(&str) + Send + Sync>,
     /// …and is over (committed, dropped or failed).
@@ -827,7 +830,7 @@ fn redirect(
     }
     if let Some(p) = &ctx.partitioned {
         if !(p.same_partition)(&urls::site_key(url), &urls::site_key(&target)) {
-            (p.hand_on)(vec![target.to_string()]);
+            (p.hand_on)(vec![(target.to_string(), entry.depth)]);
             return Verdict::Done;
         }
     }
@@ -938,7 +941,7 @@ fn process_page(
             }
             if let Some(p) = &ctx.partitioned {
                 if !(p.same_partition)(&site, &urls::site_key(&target)) {
-                    handed.push(target.to_string());
+                    handed.push((target.to_string(), entry.depth + 1));
                     continue;
                 }
             }
