@@ -991,7 +991,36 @@ impl Crawled {
         logs
     }
 
-    /// The cleaned text of a one-machine crawl of the four sites, with the workers' settings.
+    /// `thresher clean --warc` on every WARC file (finished or left open) the workers named
+    /// wrote, with their template settings: its cleaned text.
+    fn clean_of_warcs(
+        &self,
+        names: &[&str],
+    ) -> std::collections::BTreeMap<(String, String), String> {
+        let mut cmd = Command::new(thresher_bin());
+        cmd.args(["clean", "--quiet", "--config"])
+            .arg(self.dir(names[0]).join("thresher.toml"))
+            .arg("--out")
+            .arg(self.dir("clean"));
+        for name in names {
+            let warc = self.dir(name).join("data").join("warc");
+            for f in std::fs::read_dir(&warc)
+                .expect("a worker's WARC directory")
+                .flatten()
+            {
+                cmd.arg("--warc").arg(f.path());
+            }
+        }
+        let out = cmd.output().expect("run clean");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        crate::crawl::texts(&self.dir("clean"))
+    }
+
+    /// The cleaned text of a one-machine crawl of the sites, with the workers' settings.
     async fn one_machine_texts(&self) -> std::collections::BTreeMap<(String, String), String> {
         let single = crate::crawl::Dirs::new();
         crate::crawl::crawl_learning(
@@ -1472,15 +1501,17 @@ async fn export_cluster_writes_the_whole_corpus_once_from_any_machine() {
     assert_eq!(stored_in(&c.dir("a")), before);
 }
 
-/// kill -9 of a worker mid-crawl: the other takes its partitions over once their leases lapse,
-/// imports what the killed one committed, and finishes the crawl; only requests in flight at
-/// the kill are made again, and the survivor's cleaned text equals a one-machine crawl's.
+/// kill -9 of a worker mid-crawl (three engine nodes, 3 replicas): the other takes its
+/// partitions over once their leases lapse, imports what the killed one committed, and
+/// finishes the crawl; only requests in flight at the kill are made again, and the survivor's
+/// cleaned text equals a one-machine crawl's and `thresher clean`'s on the same pages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice() {
-    let Some(c) = Crawled::start(
+    let Some(c) = Crawled::start_on_three(
         "a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice",
         50,
         30,
+        Duration::from_secs(2),
     )
     .await
     else {
@@ -1523,24 +1554,33 @@ async fn a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice()
     assert!(missing.is_empty(), "lost: {missing:?}\n{logs}");
     // Fetched again: only what was in flight at the kill (one request an origin at most).
     c.check_requests(1, &logs);
-    // The survivor's cleaned text equals a one-machine crawl's of the same sites.
+    // The survivor's cleaned text equals a one-machine crawl's of the same sites, and
+    // `thresher clean` on the pages the two workers fetched (their WARC files, the killed
+    // worker's left open).
+    let survivor = crate::crawl::texts(&c.dir("b").join("out"));
     assert_eq!(
-        crate::crawl::texts(&c.dir("b").join("out")),
+        survivor,
         c.one_machine_texts().await,
         "the same cleaned text"
     );
+    assert_eq!(
+        survivor,
+        c.clean_of_warcs(&["a", "b"]),
+        "the text `clean` gives"
+    );
 }
 
-/// A worker stopped (SIGSTOP) past its lease TTL, then resumed (SIGCONT): its partitions went
-/// to the other worker meanwhile, and the stale one fetches and commits nothing for them: no
-/// page is fetched twice but those in flight at the stop, no origin ever sees two requests at
-/// once, and the crawl ends with every page stored.
+/// A worker stopped (SIGSTOP) past its lease TTL, then resumed (SIGCONT), on three engine
+/// nodes: its partitions went to the other worker meanwhile, and the stale one fetches and
+/// commits nothing for them: no page is fetched twice but those in flight at the stop, no
+/// origin ever sees two requests at once, and the crawl ends with every page stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_worker_that_comes_back_fetches_and_writes_nothing_for_partitions_it_lost() {
-    let Some(c) = Crawled::start(
+    let Some(c) = Crawled::start_on_three(
         "a_stopped_worker_that_comes_back_fetches_and_writes_nothing_for_partitions_it_lost",
         60,
         30,
+        Duration::from_secs(2),
     )
     .await
     else {
