@@ -20,7 +20,7 @@ mod support;
 #[path = "universe/mod.rs"]
 mod universe;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -194,8 +194,8 @@ fn run(args: &Args, mode: Mode) -> Run {
     let mut children: Vec<Child> = (0..workers)
         .map(|i| {
             let d = dir.path().join(format!("w{i}"));
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_thresher"));
-            cmd.args(["crawl", "--quiet", "--delay", "0ms"]);
+            let mut cmd =
+                universe::serve::crawl_command(&seeds_file, &config, &d, args.concurrency);
             match (mode, &nats) {
                 (Mode::Cluster(_), Some(nats)) => {
                     cmd.args(["--cluster", &nats.url]);
@@ -205,16 +205,7 @@ fn run(args: &Args, mode: Mode) -> Run {
                 }
                 _ => {}
             }
-            cmd.args(["--concurrency", &args.concurrency.to_string()])
-                .arg("--seeds")
-                .arg(&seeds_file)
-                .arg("--config")
-                .arg(&config)
-                .arg("--data")
-                .arg(d.join("data"))
-                .arg("--out")
-                .arg(d.join("out"))
-                .stdout(Stdio::null())
+            cmd.stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("start a worker")

@@ -18,7 +18,7 @@ mod support;
 mod universe;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -101,17 +101,8 @@ fn run(args: &Args, ttl: u64, kill_after: u64) {
     let worker = |name: &str| -> Child {
         let d = dir.path().join(name);
         std::fs::create_dir_all(&d).expect("worker dir");
-        Command::new(env!("CARGO_BIN_EXE_thresher"))
-            .args(["crawl", "--cluster", &nats.url, "--quiet", "--delay", "0ms"])
-            .args(["--concurrency", &args.concurrency.to_string()])
-            .arg("--seeds")
-            .arg(&seeds_file)
-            .arg("--config")
-            .arg(&config)
-            .arg("--data")
-            .arg(d.join("data"))
-            .arg("--out")
-            .arg(d.join("out"))
+        universe::serve::crawl_command(&seeds_file, &config, &d, args.concurrency)
+            .args(["--cluster", &nats.url])
             .env("THRESHER_LOG", "thresher=info")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(d.join("worker.log")).expect("log"))

@@ -199,6 +199,29 @@ pub fn served(origins: usize, pages: usize, page_kb: usize, latency_ms: u64, see
     }
 }
 
+/// `thresher crawl` of a served universe, no crawl delay, `concurrency` requests in flight, its
+/// data and output under `dir` (the caller adds its flags, output and spawns it).
+#[allow(dead_code)] // used by the cluster benchmarks only
+pub fn crawl_command(
+    seeds_file: &std::path::Path,
+    config: &std::path::Path,
+    dir: &std::path::Path,
+    concurrency: usize,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_thresher"));
+    cmd.args(["crawl", "--quiet", "--delay", "0ms"])
+        .args(["--concurrency", &concurrency.to_string()])
+        .arg("--seeds")
+        .arg(seeds_file)
+        .arg("--config")
+        .arg(config)
+        .arg("--data")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"));
+    cmd
+}
+
 /// The reply to `target` on origin `i` (whose base URL is `base`).
 fn respond(u: &Universe, c: &Counters, i: usize, base: &str, target: &str) -> Endpoint {
     let meta = |body: Option<String>, xml: bool| {

@@ -96,6 +96,9 @@ struct State {
     to_crawl: UnboundedSender<Vec<Enqueued>>,
     /// Partitions taken over, handed back and lost since the start (for `status --cluster`).
     moves: Mutex<Moves>,
+    /// URLs queued for its partitions at the last round's count (said again when it turns
+    /// busy between rounds).
+    queued: std::sync::atomic::AtomicU64,
     /// Per partition held: what is logged since its last snapshot, and that snapshot.
     snaps: Snaps,
     /// `cluster.snapshot_records`.
@@ -249,6 +252,7 @@ pub async fn start(
         data_dir: config.crawl.data_dir.clone(),
         to_crawl,
         moves: Mutex::default(),
+        queued: Default::default(),
         snaps,
         snapshot_records: config.cluster.snapshot_records,
     };
@@ -427,8 +431,9 @@ async fn one_round(
         tracing::info!(taken = ?round.taken, lost = ?round.lost, held = held_of(&state.held).len(), "partitions moved");
     }
     let queued = queued_here(state)?;
+    state.queued.store(queued, Relaxed);
     let idle = queued == 0 && state.stats.in_flight.load(Relaxed) == 0;
-    say(state, idle, queued).await?;
+    say(state, idle).await?;
     Ok(idle)
 }
 
@@ -513,7 +518,7 @@ async fn take_over(
     shutdown: &CancellationToken,
 ) -> Result<(), WorkerError> {
     let started = Instant::now();
-    say(state, false, 0).await?;
+    say(state, false).await?;
     let log = state.engine.log(p, &state.id).await?;
     let dir = state.data_dir.join("cluster");
     std::fs::create_dir_all(&dir).map_err(|source| WorkerError::Io {
@@ -591,7 +596,7 @@ async fn receive(
     };
     // Busy before the links are acknowledged: once they are, nothing else in the engine shows
     // that this worker has work (the end's check reads the flags and the inboxes).
-    say(state, false, 0).await?;
+    say(state, false).await?;
     let lines: Vec<String> = links.iter().map(|l| link_line(&l.url, l.depth)).collect();
     let appended = log
         .lock()
@@ -818,9 +823,9 @@ fn moves_of(state: &State) -> std::sync::MutexGuard<'_, Moves> {
     state.moves.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Tell the engine whether this worker is idle, with its counts (`queued`: for its partitions;
-/// 0 when only busy matters).
-async fn say(state: &State, idle: bool, queued: u64) -> Result<(), WorkerError> {
+/// Tell the engine whether this worker is idle, with its counts (queued: as the last round
+/// counted).
+async fn say(state: &State, idle: bool) -> Result<(), WorkerError> {
     let said = {
         let moves = moves_of(state);
         WorkerState {
@@ -828,7 +833,7 @@ async fn say(state: &State, idle: bool, queued: u64) -> Result<(), WorkerError> 
             fetched: state.stats.fetched.load(Relaxed),
             stored: state.stats.stored.load(Relaxed),
             errors: state.stats.errors.load(Relaxed),
-            queued,
+            queued: state.queued.load(Relaxed),
             taken: moves.taken,
             released: moves.released,
             lost: moves.lost,

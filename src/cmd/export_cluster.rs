@@ -87,7 +87,7 @@ pub fn gather(urls: &str, config: &Config, quiet: bool) -> Result<Gathering, Gat
         let spec = engine.spec().await?;
         Ok::<_, ClusterError>((engine, spec.partitions))
     })?;
-    let mut gathered = mark(&data, urls)?;
+    let mut gathered = mark(&data, urls, config.store.cache_bytes)?;
     let work = data.join("cluster-export");
     std::fs::create_dir_all(&work).map_err(|source| GatherError::Io {
         path: work.clone(),
@@ -125,13 +125,13 @@ pub fn gather(urls: &str, config: &Config, quiet: bool) -> Result<Gathering, Gat
 
 /// Mark `data` as a gathered corpus (a new directory), or read its mark (one gathered before);
 /// a crawl's data directory is refused.
-fn mark(data: &Path, urls: &str) -> Result<Gathered, GatherError> {
-    match Store::open_existing(data, 64 << 20) {
+fn mark(data: &Path, urls: &str, cache_bytes: u64) -> Result<Gathered, GatherError> {
+    match Store::open_existing(data, cache_bytes) {
         Ok(store) => store
             .get_meta::<Gathered>(GATHERED_META)?
             .ok_or_else(|| GatherError::NotGathered(data.to_path_buf())),
         Err(StoreError::NotAStore { .. }) => {
-            let store = Store::open(data, 64 << 20)?;
+            let store = Store::open(data, cache_bytes)?;
             let gathered = Gathered {
                 urls: urls.to_string(),
                 read: BTreeMap::new(),
