@@ -1,6 +1,7 @@
 //! The HTML front end shared by the crawler and the template engine: bytes are decoded
 //! (`charset`), parsed once with html5ever into a flat `Send` arena with path hashes (`parse`,
-//! `tree`, `paths`), and rendered back to text as lines (`text`); `meta` reads what a page says
+//! `tree`, `paths`), cut into lines (`layout`) and rendered as plain text or Markdown
+//! (`render`, `text`); `meta` reads what a page says
 //! about itself (canonical, meta tags, JSON-LD, `<time>`) from the raw HTML.
 //!
 //! Owns: everything html5ever (its `Rc` tree never leaves `parse`; the rest of thresher sees
@@ -8,10 +9,12 @@
 //! layer: it imports no other thresher module (docs/design.md, "Layers").
 
 pub mod charset;
+pub mod layout;
 pub mod links;
 pub mod meta;
 pub mod parse;
 pub mod paths;
+pub mod render;
 pub mod text;
 pub mod tree;
 

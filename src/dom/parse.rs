@@ -1,22 +1,36 @@
 //! HTML text → `Parsed`: one synchronous html5ever + markup5ever_rcdom parse that yields the
 //! page's arena `Dom` (with path hashes), its links, `<base href>` and meta robots. The `Rc` DOM
 //! is built and dropped inside `parse_html`, so callers only ever hold `Send` data.
+//!
+//! The page is read as a browser with scripting *disabled* shows it: thresher runs no scripts,
+//! so `<noscript>` content is parsed as markup and kept (forum engines serve whole threads
+//! there). `<pre>` text keeps its whitespace; formulas (`<math>`, MathJax's `math/tex`
+//! scripts) become text nodes of TeX source; JSON-LD types go to `Dom::info`.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use html5ever::tendril::{StrTendril, TendrilSink};
+use html5ever::tree_builder::TreeBuilderOpts;
 use html5ever::{parse_document, ParseOpts};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
 use super::links::Links;
 use super::paths::{element_path, text_path, DOCUMENT};
-use super::tree::{flags, static_tag, Dom, Element, Node, NodeKind, Text, MAX_NODES, NO_PARENT};
+use super::tree::{
+    flags, static_tag, Dom, Element, Extra, Node, NodeKind, PageInfo, Text, MAX_ATTR, MAX_LD_TYPES,
+    MAX_NODES, NO_PARENT,
+};
 
 /// Elements whose subtree carries no visible content: skipped entirely (no paths, no text).
+/// `script` is read for what it declares (JSON-LD, MathJax TeX) before it is skipped; `math`
+/// becomes one text node of TeX source.
 const SKIPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "iframe", "svg", "math", "object", "embed", "canvas",
+    "script", "style", "template", "iframe", "svg", "object", "embed", "canvas",
 ];
+
+/// The longest JSON-LD block read for its types, in bytes (longer ones are not read).
+const MAX_LD_BYTES: usize = 256 * 1024;
 
 /// `<meta name="robots">` (and `googlebot`-independent) directives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +63,8 @@ pub struct Parsed {
     pub robots: MetaRobots,
     /// The arena hit `MAX_NODES` and the rest of the page was dropped.
     pub truncated: bool,
+    /// `og:url`, the page's address when it has no canonical link.
+    og_url: Option<String>,
 }
 
 /// Nesting depth beyond which the rest of a document is dropped. html5ever's scope checks walk
@@ -88,7 +104,14 @@ pub fn parse_html_releasing(html: &str, release: &dyn Fn()) -> Parsed {
     let cut = depth_cut(html.as_bytes(), MAX_DEPTH);
     let html = &html[..cut.unwrap_or(html.len())];
     let started = Instant::now();
-    let mut parser = parse_document(RcDom::default(), ParseOpts::default());
+    let opts = ParseOpts {
+        tree_builder: TreeBuilderOpts {
+            scripting_enabled: false,
+            ..TreeBuilderOpts::default()
+        },
+        ..ParseOpts::default()
+    };
+    let mut parser = parse_document(RcDom::default(), opts);
     let mut rest = html;
     let mut over_budget = false;
     while !rest.is_empty() {
@@ -107,13 +130,18 @@ pub fn parse_html_releasing(html: &str, release: &dyn Fn()) -> Parsed {
     let mut out = Parsed {
         dom: Dom {
             nodes: Vec::with_capacity(html.len() / 40 + 16),
+            info: PageInfo::default(),
         },
         links: Links::default(),
         base_href: None,
         robots: MetaRobots::default(),
         truncated: cut.is_some() || over_budget,
+        og_url: None,
     };
     flatten(&rc.document, &mut out, release);
+    if out.dom.info.url.is_none() {
+        out.dom.info.url = out.og_url.take();
+    }
     out
 }
 
@@ -244,7 +272,7 @@ enum Frame {
         handle: Handle,
         parent: u32,
         parent_path: u64,
-        inherited: u8,
+        inherited: u16,
     },
     Exit(u32),
 }
@@ -287,6 +315,13 @@ fn flatten(document: &Handle, out: &mut Parsed, release: &dyn Fn()) {
             continue;
         }
         match &handle.data {
+            NodeData::Text { contents } if inherited & flags::IN_PRE != 0 => push_pre_text(
+                &mut out.dom.nodes,
+                &contents.borrow(),
+                parent,
+                parent_path,
+                inherited,
+            ),
             NodeData::Text { contents } => push_text(
                 &mut out.dom.nodes,
                 &mut spacing,
@@ -303,6 +338,17 @@ fn flatten(document: &Handle, out: &mut Parsed, release: &dyn Fn()) {
                         .find(|a| &*a.name.local == key)
                         .map(|a| &*a.value)
                 };
+                match &*name.local {
+                    "script" => {
+                        read_script(out, &handle, &attr, parent, parent_path, inherited);
+                        continue;
+                    }
+                    "math" => {
+                        push_math(out, &handle, &attr, parent, parent_path, inherited);
+                        continue;
+                    }
+                    _ => {}
+                }
                 let element = push_element(out, &name.local, &attr, parent, parent_path, inherited);
                 if let Some((at, path, own)) = element {
                     stack.push(Frame::Exit(at));
@@ -332,7 +378,7 @@ fn push_text(
     raw: &str,
     parent: u32,
     parent_path: u64,
-    inherited: u8,
+    inherited: u16,
 ) {
     let text = normalise_space(raw);
     if text.is_empty() {
@@ -361,6 +407,233 @@ fn push_text(
     });
 }
 
+/// A text node inside `<pre>`: kept verbatim (whitespace-only text too: a code line's
+/// indentation is often a node of its own between highlighted spans). Its path hashes its
+/// normalised text, as every text path does.
+fn push_pre_text(nodes: &mut Vec<Node>, raw: &str, parent: u32, parent_path: u64, inherited: u16) {
+    if raw.is_empty() {
+        return;
+    }
+    let normalised = normalise_space(raw);
+    nodes.push(Node {
+        parent,
+        end: nodes.len() as u32 + 1,
+        path: text_path(parent_path, &normalised),
+        flags: inherited,
+        kind: NodeKind::Text(Text {
+            text: raw.to_string(),
+            space_before: raw.starts_with(char::is_whitespace),
+            space_after: raw.ends_with(char::is_whitespace),
+        }),
+    });
+}
+
+/// The text of `handle`'s text children, joined.
+fn child_text(handle: &Handle) -> String {
+    let mut s = String::new();
+    for child in handle.children.borrow().iter() {
+        if let NodeData::Text { contents } = &child.data {
+            s.push_str(&contents.borrow());
+        }
+    }
+    s
+}
+
+/// A formula as one text node of TeX source (`flags::MATH`, plus `flags::DISPLAY` for a
+/// display formula), under `parent`. Empty TeX adds nothing.
+fn push_formula(
+    out: &mut Parsed,
+    tex: &str,
+    display: bool,
+    parent: u32,
+    parent_path: u64,
+    inherited: u16,
+) {
+    let tex = tex.trim();
+    if tex.is_empty() || out.dom.nodes.len() >= MAX_NODES {
+        return;
+    }
+    let mut f = inherited | flags::MATH;
+    if display {
+        f |= flags::DISPLAY;
+    }
+    let nodes = &mut out.dom.nodes;
+    nodes.push(Node {
+        parent,
+        end: nodes.len() as u32 + 1,
+        path: text_path(parent_path, &normalise_space(tex)),
+        flags: f,
+        kind: NodeKind::Text(Text {
+            text: cut(tex, MAX_ATTR).to_string(),
+            space_before: true,
+            space_after: true,
+        }),
+    });
+}
+
+/// `<script>`: JSON-LD types go to `Dom::info`, MathJax's `math/tex` source becomes a formula;
+/// anything else is skipped.
+fn read_script<'a>(
+    out: &mut Parsed,
+    handle: &Handle,
+    attr: &impl Fn(&str) -> Option<&'a str>,
+    parent: u32,
+    parent_path: u64,
+    inherited: u16,
+) {
+    let kind = attr("type").unwrap_or("").trim().to_ascii_lowercase();
+    if kind.starts_with("math/tex") {
+        let display = kind.contains("mode=display");
+        push_formula(
+            out,
+            &child_text(handle),
+            display,
+            parent,
+            parent_path,
+            inherited,
+        );
+    } else if kind == "application/ld+json" {
+        let text = child_text(handle);
+        if text.len() <= MAX_LD_BYTES {
+            read_json_ld(&mut out.dom.info, &text);
+        }
+    }
+}
+
+/// The types (and a product's description) of one JSON-LD block: its top-level object or
+/// array, and the members of an `@graph`.
+fn read_json_ld(info: &mut PageInfo, text: &str) {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
+        return;
+    };
+    let mut objects: Vec<&serde_json::Value> = match &value {
+        serde_json::Value::Array(items) => items.iter().collect(),
+        v => vec![v],
+    };
+    let graph: Vec<&serde_json::Value> = objects
+        .iter()
+        .filter_map(|o| o.get("@graph")?.as_array())
+        .flatten()
+        .collect();
+    objects.extend(graph);
+    for o in objects {
+        let types: Vec<&str> = match o.get("@type") {
+            Some(serde_json::Value::String(t)) => vec![t.as_str()],
+            Some(serde_json::Value::Array(ts)) => ts.iter().filter_map(|t| t.as_str()).collect(),
+            _ => continue,
+        };
+        for t in &types {
+            if info.types.len() < MAX_LD_TYPES && !info.types.iter().any(|k| k == t) {
+                info.types.push(cut(t, 64).to_string());
+            }
+        }
+        if info.product_description.is_none()
+            && types.iter().any(|t| t.eq_ignore_ascii_case("product"))
+        {
+            if let Some(d) = o.get("description").and_then(|d| d.as_str()) {
+                let d = normalise_space(d);
+                if !d.is_empty() {
+                    info.product_description = Some(cut(&d, MAX_ATTR).to_string());
+                }
+            }
+        }
+    }
+}
+
+/// `<math>`: one formula of its `alttext`, else its TeX annotation, else its text.
+fn push_math<'a>(
+    out: &mut Parsed,
+    handle: &Handle,
+    attr: &impl Fn(&str) -> Option<&'a str>,
+    parent: u32,
+    parent_path: u64,
+    inherited: u16,
+) {
+    if inherited & flags::HIDDEN != 0 || is_hidden(attr) {
+        return;
+    }
+    let display = attr("display").is_some_and(|d| d.eq_ignore_ascii_case("block"));
+    let tex = match attr("alttext").filter(|t| !t.trim().is_empty()) {
+        Some(t) => t.to_string(),
+        None => tex_annotation(handle).unwrap_or_else(|| normalise_space(&subtree_text(handle))),
+    };
+    push_formula(out, &tex, display, parent, parent_path, inherited);
+}
+
+/// The text of an `<annotation encoding="application/x-tex">` below `handle`.
+fn tex_annotation(handle: &Handle) -> Option<String> {
+    let mut stack = vec![handle.clone()];
+    while let Some(h) = stack.pop() {
+        if let NodeData::Element { name, attrs, .. } = &h.data {
+            if &*name.local == "annotation"
+                && attrs.borrow().iter().any(|a| {
+                    &*a.name.local == "encoding"
+                        && a.value.eq_ignore_ascii_case("application/x-tex")
+                })
+            {
+                return Some(child_text(&h));
+            }
+        }
+        stack.extend(h.children.borrow().iter().rev().cloned());
+    }
+    None
+}
+
+/// All text below `handle`, in document order (a `<math>` without TeX: its symbols).
+fn subtree_text(handle: &Handle) -> String {
+    let mut s = String::new();
+    let mut stack = vec![handle.clone()];
+    while let Some(h) = stack.pop() {
+        if let NodeData::Text { contents } = &h.data {
+            s.push_str(&contents.borrow());
+            s.push(' ');
+        }
+        stack.extend(h.children.borrow().iter().rev().cloned());
+    }
+    s
+}
+
+/// `s` cut to at most `max` bytes, at a char boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut at = max;
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    &s[..at]
+}
+
+/// The attributes of `Extra` an element carries, or `None` when it has none of them.
+fn extra<'a>(tag: &str, attr: &impl Fn(&str) -> Option<&'a str>) -> Option<Box<Extra>> {
+    let keep = |v: Option<&str>| v.map(|v| cut(v.trim(), MAX_ATTR).to_string());
+    let mut e = Extra {
+        itemprop: keep(attr("itemprop")),
+        itemtype: keep(attr("itemtype")),
+        ..Extra::default()
+    };
+    match tag {
+        "a" | "area" => e.href = keep(attr("href")),
+        "img" => {
+            let src = attr("src")
+                .filter(|s| !s.trim().is_empty() && !s.trim_start().starts_with("data:"));
+            e.src = keep(
+                src.or_else(|| attr("data-src"))
+                    .or_else(|| attr("data-lazy-src")),
+            );
+            e.alt = keep(attr("alt")).filter(|a| !a.is_empty());
+        }
+        _ => {}
+    }
+    let any = e.href.is_some()
+        || e.src.is_some()
+        || e.alt.is_some()
+        || e.itemprop.is_some()
+        || e.itemtype.is_some();
+    any.then(|| Box::new(e))
+}
+
 /// An element into the arena, its link, `<base href>` or meta robots into `out`. Gives the
 /// element's arena index, path hash and flags (what its children inherit), or `None` for a
 /// skipped element (`SKIPPED`: its subtree is dropped).
@@ -370,20 +643,26 @@ fn push_element<'a>(
     attr: &impl Fn(&str) -> Option<&'a str>,
     parent: u32,
     parent_path: u64,
-    inherited: u8,
-) -> Option<(u32, u64, u8)> {
+    inherited: u16,
+) -> Option<(u32, u64, u16)> {
     if SKIPPED.contains(&tag) {
         return None;
     }
     let mut own = inherited;
-    if tag == "head" {
-        own |= flags::IN_HEAD;
+    match tag {
+        "head" => own |= flags::IN_HEAD,
+        "pre" | "listing" | "xmp" | "plaintext" => own |= flags::IN_PRE,
+        "noscript" => own |= flags::IN_NOSCRIPT,
+        _ => {}
     }
     if is_hidden(attr) {
         own |= flags::HIDDEN;
     }
     if note_metadata(out, tag, attr) {
         own |= flags::IN_LINK;
+        if attr("href").is_some_and(|h| h.trim_start().starts_with('#')) {
+            own |= flags::IN_ANCHOR;
+        }
     }
     let path = element_path(parent_path, tag);
     let nodes = &mut out.dom.nodes;
@@ -398,6 +677,7 @@ fn push_element<'a>(
             id: attr("id").map(str::to_string),
             class: attr("class").map(str::to_string),
             role: attr("role").map(str::to_string),
+            extra: extra(tag, attr),
         }),
     });
     Some((at, path, own))
@@ -420,7 +700,32 @@ fn note_metadata<'a>(out: &mut Parsed, tag: &str, attr: &impl Fn(&str) -> Option
         "base" if out.base_href.is_none() => {
             out.base_href = attr("href").map(|h| h.trim().to_string());
         }
+        "link" => {
+            let canonical = attr("rel").is_some_and(|r| {
+                r.split_ascii_whitespace()
+                    .any(|t| t.eq_ignore_ascii_case("canonical"))
+            });
+            if canonical && out.dom.info.url.is_none() {
+                out.dom.info.url = attr("href")
+                    .map(str::trim)
+                    .filter(|h| !h.is_empty())
+                    .map(|h| cut(h, MAX_ATTR).to_string());
+            }
+        }
         "meta" => {
+            if attr("property").is_some_and(|p| p.eq_ignore_ascii_case("og:url")) {
+                if let Some(u) = attr("content").map(str::trim).filter(|u| !u.is_empty()) {
+                    out.og_url = Some(cut(u, MAX_ATTR).to_string());
+                }
+            }
+            if attr("property").is_some_and(|p| p.eq_ignore_ascii_case("og:type")) {
+                if let Some(t) = attr("content").map(str::trim).filter(|t| !t.is_empty()) {
+                    let info = &mut out.dom.info;
+                    if info.types.len() < MAX_LD_TYPES && !info.types.iter().any(|k| k == t) {
+                        info.types.push(cut(t, 64).to_string());
+                    }
+                }
+            }
             let name = attr("name").unwrap_or("");
             if name.eq_ignore_ascii_case("robots") {
                 if let Some(content) = attr("content") {
@@ -440,7 +745,7 @@ fn note_metadata<'a>(out: &mut Parsed, tag: &str, attr: &impl Fn(&str) -> Option
 /// The children move out of `handle` into the stack: each `Rc` node is then dropped as soon as
 /// it is flattened, so the `Rc` DOM shrinks while the arena grows instead of both being whole
 /// at once (a 4.95 MB page of 230,000 links: 115 MB of `Rc` nodes beside a 60 MB arena).
-fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64, inherited: u8) {
+fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64, inherited: u16) {
     let children = std::mem::take(&mut *handle.children.borrow_mut());
     for child in children.into_iter().rev() {
         stack.push(Frame::Enter {
@@ -500,11 +805,12 @@ mod tests {
         }
         drop(stack);
         let mut out = Parsed {
-            dom: Dom { nodes: Vec::new() },
+            dom: Dom::default(),
             links: Links::default(),
             base_href: None,
             robots: MetaRobots::default(),
             truncated: false,
+            og_url: None,
         };
         flatten(&rc.document, &mut out, &|| {});
         assert_eq!(out.links.len(), 1);
@@ -546,12 +852,51 @@ mod tests {
 
     #[test]
     fn scripts_styles_comments_carry_no_paths() {
-        let with = parse_html(
-            "<body><p>x</p><script>var a=1</script><style>p{}</style><!-- c --><noscript>n</noscript></body>",
-        );
+        let with =
+            parse_html("<body><p>x</p><script>var a=1</script><style>p{}</style><!-- c --></body>");
         let without = parse_html("<body><p>x</p></body>");
         assert_eq!(with.dom.path_set(), without.dom.path_set());
         assert_eq!(texts(&with), vec!["x"]);
+    }
+
+    /// A forum engine serves its whole thread inside `<noscript>` to clients without
+    /// scripts: parsed as a browser with scripting off parses it, the posts are text.
+    #[test]
+    fn regression_noscript_content_is_read_as_markup() {
+        let p = parse_html(
+            "<body><div id=app></div><noscript><div class=post><p>First post text.</p></div>             <div class=post><p>A reply.</p></div></noscript></body>",
+        );
+        assert_eq!(texts(&p), vec!["First post text.", "A reply."]);
+        let post = p
+            .dom
+            .nodes
+            .iter()
+            .position(|n| matches!(&n.kind, NodeKind::Text(t) if t.text == "A reply."))
+            .unwrap();
+        assert_ne!(p.dom.nodes[post].flags & flags::IN_NOSCRIPT, 0);
+    }
+
+    #[test]
+    fn pre_keeps_whitespace_and_formulas_become_tex() {
+        let p = parse_html(
+            "<pre>  a\n\tb <i>c</i></pre><p><math alttext='x^2'><mi>x</mi></math>             <script type='math/tex; mode=display'>y=1</script>             <script type='application/ld+json'>{\"@type\":\"Product\",\"description\":\"A  fine chair.\"}</script></p>",
+        );
+        assert_eq!(texts(&p), vec!["  a\n\tb ", "c", "x^2", "y=1"]);
+        let y = p
+            .dom
+            .nodes
+            .iter()
+            .position(|n| matches!(&n.kind, NodeKind::Text(t) if t.text == "y=1"))
+            .unwrap();
+        assert_eq!(
+            p.dom.nodes[y].flags & (flags::MATH | flags::DISPLAY),
+            flags::MATH | flags::DISPLAY
+        );
+        assert_eq!(p.dom.info.types, vec!["Product"]);
+        assert_eq!(
+            p.dom.info.product_description.as_deref(),
+            Some("A fine chair.")
+        );
     }
 
     #[test]

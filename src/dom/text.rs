@@ -1,7 +1,6 @@
-//! Visible text of a `Dom` as lines: one line per block (paragraph, heading, list item, cell…),
-//! inline neighbours joined with a space only where the source had whitespace. Head and hidden
-//! content never render. A `keep` predicate picks which text nodes to render, so the same code
-//! writes "all visible text" and every cleaner's output.
+//! What counts as visible text and where blocks begin: the predicates `layout` cuts lines by,
+//! and plain-text rendering of a `keep` predicate (`render` does the work), so the same code
+//! writes "all visible text" and every cleaner's output. Head and hidden content never render.
 
 use super::tree::{flags, Dom, NodeKind};
 
@@ -70,49 +69,20 @@ pub fn is_visible(dom: &Dom, i: usize) -> bool {
     matches!(n.kind, NodeKind::Text(_)) && n.flags & (flags::HIDDEN | flags::IN_HEAD) == 0
 }
 
-/// Render the visible text nodes for which `keep(index)` holds, one block per line.
-pub fn render(dom: &Dom, mut keep: impl FnMut(usize) -> bool) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    let mut last_space_after = false;
-    // Ends (exclusive) of the block elements we are inside, innermost last.
-    let mut open: Vec<usize> = Vec::new();
-
-    let flush = |line: &mut String, out: &mut String| {
-        if !line.is_empty() {
-            out.push_str(line);
-            out.push('\n');
-            line.clear();
-        }
-    };
-
-    for (i, node) in dom.nodes.iter().enumerate() {
-        while open.last().is_some_and(|&end| end <= i) {
-            open.pop();
-            flush(&mut line, &mut out);
-        }
-        match &node.kind {
-            NodeKind::Element(e) if is_block(&e.tag) => {
-                flush(&mut line, &mut out);
-                open.push(node.end as usize);
-            }
-            NodeKind::Text(t) if is_visible(dom, i) && keep(i) => {
-                if !line.is_empty() && (last_space_after || t.space_before) {
-                    line.push(' ');
-                }
-                line.push_str(&t.text);
-                last_space_after = t.space_after;
-            }
-            _ => {}
-        }
-    }
-    flush(&mut line, &mut out);
-    out
+/// Render the visible text nodes for which `keep(index)` holds as plain text, one block per
+/// line (`render::render` with `Format::Text`).
+pub fn render(dom: &Dom, keep: impl Fn(usize) -> bool) -> String {
+    super::render::render(
+        dom,
+        &super::layout::Layout::new(dom),
+        keep,
+        &super::render::Format::Text,
+    )
 }
 
 /// All visible text, one block per line.
 pub fn visible_text(dom: &Dom) -> String {
-    render(dom, |_| true)
+    super::render::text_of(dom)
 }
 
 #[cfg(test)]

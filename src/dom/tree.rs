@@ -19,18 +19,54 @@ pub const MAX_NODES: usize = 500_000;
 /// Node flags, inherited from ancestors where the name says "in".
 pub mod flags {
     /// The node or an ancestor is hidden (`hidden`, `aria-hidden=true`, inline `display:none`).
-    pub const HIDDEN: u8 = 1;
+    pub const HIDDEN: u16 = 1;
     /// The node is inside an `<a href>`.
-    pub const IN_LINK: u8 = 2;
+    pub const IN_LINK: u16 = 2;
     /// The node is inside `<head>`.
-    pub const IN_HEAD: u8 = 4;
+    pub const IN_HEAD: u16 = 4;
+    /// The node is inside `<pre>` (its text nodes keep their whitespace verbatim, and
+    /// whitespace-only text there is a node of its own).
+    pub const IN_PRE: u16 = 8;
+    /// The node is inside `<noscript>` (read as a browser without scripting shows it).
+    pub const IN_NOSCRIPT: u16 = 16;
+    /// A text node holding a formula's TeX source (from `<math>` or a MathJax script).
+    pub const MATH: u16 = 32;
+    /// With `MATH`: a display formula (a block of its own), not an inline one.
+    pub const DISPLAY: u16 = 64;
+    /// The node is inside an `<a href>` that points into the same page (`href="#…"`): a
+    /// heading's own anchor, a table of contents.
+    pub const IN_ANCHOR: u16 = 128;
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dom {
     #[serde(deserialize_with = "nodes_sized")]
     pub nodes: Vec<Node>,
+    /// What the page says about itself outside its visible text (structured data).
+    pub info: PageInfo,
 }
+
+/// A page's structured self-description, read while parsing: what kind of thing the page says
+/// it is, and the descriptions its structured data carries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageInfo {
+    /// JSON-LD `@type` values (top-level objects and `@graph` members; at most
+    /// `MAX_LD_TYPES`), and `og:type`, as written.
+    pub types: Vec<String>,
+    /// The `description` of a JSON-LD object whose type is a product, at most `MAX_ATTR`
+    /// bytes (a product page whose visible description is drawn by scripts).
+    pub product_description: Option<String>,
+    /// The address the page gives itself: `<link rel=canonical>`, else `og:url` (as written,
+    /// at most `MAX_ATTR` bytes).
+    pub url: Option<String>,
+}
+
+/// JSON-LD types kept per page.
+pub const MAX_LD_TYPES: usize = 16;
+
+/// Longest attribute value kept on an element, in bytes (longer ones are cut at a char
+/// boundary).
+pub const MAX_ATTR: usize = 2048;
 
 /// The nodes read back with the capacity the encoding states (bounded by the arena's cap):
 /// serde's own `Vec` starts from a cautious hint (1 MiB of elements) and doubles, so a page of
@@ -67,7 +103,7 @@ pub struct Node {
     pub end: u32,
     /// Hash of the root-to-node path (`dom::paths`).
     pub path: u64,
-    pub flags: u8,
+    pub flags: u16,
     pub kind: NodeKind,
 }
 
@@ -90,9 +126,58 @@ pub struct Element {
     pub class: Option<String>,
     /// ARIA `role`, kept because `navigation`/`main`/`article` say what a region is.
     pub role: Option<String>,
+    /// The few other attributes rendering and scoring read, when the element has any.
+    pub extra: Option<Box<Extra>>,
 }
 
-/// A text node, whitespace-normalised (runs collapsed to one space, trimmed, never empty).
+/// Attributes of an element beyond its tag, class, id and role (each at most `MAX_ATTR`
+/// bytes).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extra {
+    /// `href` of `<a>` and `<area>`, as written.
+    pub href: Option<String>,
+    /// An image's address: `src`, or a lazy-loading `data-src` when `src` is missing or a
+    /// `data:` placeholder.
+    pub src: Option<String>,
+    /// An image's `alt` text.
+    pub alt: Option<String>,
+    /// Microdata `itemprop` (`price`, `description`, `reviewBody`…).
+    pub itemprop: Option<String>,
+    /// Microdata `itemtype` (`https://schema.org/Product`…).
+    pub itemtype: Option<String>,
+}
+
+impl Element {
+    /// The element's `href`, if it has one.
+    pub fn href(&self) -> Option<&str> {
+        self.extra.as_ref()?.href.as_deref()
+    }
+
+    /// The element's image address, if it has one.
+    pub fn src(&self) -> Option<&str> {
+        self.extra.as_ref()?.src.as_deref()
+    }
+
+    /// The element's `alt` text, if it has one.
+    pub fn alt(&self) -> Option<&str> {
+        self.extra.as_ref()?.alt.as_deref()
+    }
+
+    /// The element's microdata `itemprop`, if it has one.
+    pub fn itemprop(&self) -> Option<&str> {
+        self.extra.as_ref()?.itemprop.as_deref()
+    }
+
+    /// The element's microdata `itemtype`, if it has one.
+    pub fn itemtype(&self) -> Option<&str> {
+        self.extra.as_ref()?.itemtype.as_deref()
+    }
+}
+
+/// A text node, whitespace-normalised (runs collapsed to one space, trimmed, never empty) —
+/// except inside `<pre>` (`flags::IN_PRE`), where it is the text verbatim (newlines, tabs and
+/// whitespace-only runs kept: a code block's indentation), and in a `flags::MATH` node, which
+/// holds a formula's TeX source.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Text {
     pub text: String,

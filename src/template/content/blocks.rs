@@ -1,24 +1,29 @@
-//! A page cut into blocks: the lines `dom::text::render` writes (a maximal run of visible text
-//! nodes between block-element boundaries), each with the counts content scoring needs. Blocks
-//! and the rendered lines correspond one to one, so a decision per block is a decision per
-//! output line.
+//! A page cut into blocks: the lines of its `dom::layout::Layout` (a paragraph's run of text, a
+//! heading, a data table's row, a code block…), each with the counts content scoring needs.
+//! Blocks and the layout's lines correspond one to one, so a decision per block is a decision per
+//! rendered block, in plain text and in Markdown.
 
-use crate::dom::text::{is_block, is_visible};
-use crate::dom::tree::{flags, Dom, NodeKind};
+use crate::dom::layout::{Kind, Layout};
+use crate::dom::tree::{flags, Dom};
 
 use super::tokens;
 
 /// One rendered line of a page.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Block {
     /// Range into `Blocks::nodes`: this block's visible text nodes, in document order.
     pub start: u32,
     pub end: u32,
-    /// The innermost block element around the text (0, the document, when there is none).
+    /// The element the line belongs to (`dom::layout::Line::element`): a heading, row or code
+    /// block's own element, else the innermost block element around the text (0, the
+    /// document, when there is none).
     pub container: u32,
+    /// What the line is (text, heading, table row, code, formula).
+    pub kind: Kind,
     /// Tokens of all the block's text.
     pub tokens: u32,
-    /// Tokens inside `<a href>`, template text excluded.
+    /// Tokens inside `<a href>`, template text excluded (a heading's own same-page anchor is
+    /// not a link: `<h2><a href="#install">Install</a></h2>` is a heading).
     pub link_tokens: u32,
     /// Tokens in text nodes that belong to the cluster template.
     pub template_tokens: u32,
@@ -26,6 +31,22 @@ pub struct Block {
     pub repeated_tokens: u32,
     /// Prose punctuation marks (`tokens::is_prose_punct`) outside links and template.
     pub punct: u32,
+}
+
+impl Default for Block {
+    fn default() -> Block {
+        Block {
+            start: 0,
+            end: 0,
+            container: 0,
+            kind: Kind::Text,
+            tokens: 0,
+            link_tokens: 0,
+            template_tokens: 0,
+            repeated_tokens: 0,
+            punct: 0,
+        }
+    }
 }
 
 impl Block {
@@ -47,14 +68,9 @@ pub struct Blocks {
     pub node_tokens: Vec<u32>,
     /// Per DOM node: the text node is template text.
     pub in_template: Vec<bool>,
+    /// The layout the blocks are the lines of (what rendering reads).
+    pub layout: Layout,
 }
-
-/// Form controls: their text (a textarea's default value, a select's options, a button's label)
-/// is user-interface text, never content, so it gets no block. Some sites park whole HTML
-/// fragments in hidden textareas.
-const CONTROLS: &[&str] = &[
-    "textarea", "select", "option", "optgroup", "button", "datalist",
-];
 
 /// No block (`Blocks::block_of` of a node that is not visible text).
 pub const NONE: u32 = u32::MAX;
@@ -63,78 +79,55 @@ impl Blocks {
     /// Cut `dom` into blocks; `class(i)` says whether text node `i` is template text and whether
     /// it is repeated (other pages of the cluster have it, but it is not template).
     pub fn new(dom: &Dom, class: impl Fn(usize) -> (bool, bool)) -> Blocks {
+        let layout = Layout::new(dom);
         let n = dom.nodes.len();
         let mut out = Blocks {
-            blocks: Vec::new(),
-            nodes: Vec::new(),
-            block_of: vec![NONE; n],
+            blocks: Vec::with_capacity(layout.lines.len()),
+            nodes: layout.nodes.clone(),
+            block_of: layout.line_of.clone(),
             node_tokens: vec![0; n],
             in_template: vec![false; n],
+            layout: Layout::default(),
         };
-        // (index, end) of the block elements we are inside, innermost last.
-        let mut open: Vec<(usize, usize)> = Vec::new();
-        let mut current: Option<Block> = None;
-        // End of the form control we are inside (0: none).
-        let mut control_end = 0usize;
-        for (i, node) in dom.nodes.iter().enumerate() {
-            while open.last().is_some_and(|&(_, end)| end <= i) {
-                open.pop();
-                out.close(&mut current);
-            }
-            match &node.kind {
-                NodeKind::Element(e) => {
-                    if i >= control_end && CONTROLS.contains(&&*e.tag) {
-                        control_end = node.end as usize;
-                    }
-                    if is_block(&e.tag) {
-                        out.close(&mut current);
-                        open.push((i, node.end as usize));
-                    }
+        for line in &layout.lines {
+            let mut block = Block {
+                start: line.start,
+                end: line.end,
+                container: line.element,
+                kind: line.kind,
+                ..Block::default()
+            };
+            let heading = matches!(line.kind, Kind::Heading(_));
+            for &n in layout.nodes_of(line) {
+                let i = n as usize;
+                let node = &dom.nodes[i];
+                let Some(t) = dom.text(i) else { continue };
+                let tok = tokens::count(&t.text);
+                let (template, repeated) = class(i);
+                let link = node.flags & flags::IN_LINK != 0
+                    && !(heading && node.flags & flags::IN_ANCHOR != 0);
+                block.tokens += tok;
+                if repeated && !template {
+                    block.repeated_tokens += tok;
                 }
-                NodeKind::Text(t) if i >= control_end && is_visible(dom, i) => {
-                    let container = open.last().map_or(0, |&(at, _)| at as u32);
-                    let at = out.nodes.len() as u32;
-                    let block = current.get_or_insert(Block {
-                        start: at,
-                        end: at,
-                        container,
-                        ..Block::default()
-                    });
-                    let tok = tokens::count(&t.text);
-                    let (template, repeated) = class(i);
-                    let link = node.flags & flags::IN_LINK != 0;
-                    block.end += 1;
-                    block.tokens += tok;
-                    if repeated && !template {
-                        block.repeated_tokens += tok;
-                    }
-                    if template {
-                        block.template_tokens += tok;
-                    } else if link {
-                        block.link_tokens += tok;
-                    } else {
-                        block.punct += t
-                            .text
-                            .chars()
-                            .filter(|&c| tokens::is_prose_punct(c))
-                            .count() as u32;
-                    }
-                    out.nodes.push(i as u32);
-                    out.block_of[i] = out.blocks.len() as u32;
-                    out.node_tokens[i] = tok;
-                    out.in_template[i] = template;
+                if template {
+                    block.template_tokens += tok;
+                } else if link {
+                    block.link_tokens += tok;
+                } else {
+                    block.punct += t
+                        .text
+                        .chars()
+                        .filter(|&c| tokens::is_prose_punct(c))
+                        .count() as u32;
                 }
-                _ => {}
+                out.node_tokens[i] = tok;
+                out.in_template[i] = template;
             }
+            out.blocks.push(block);
         }
-        out.close(&mut current);
+        out.layout = layout;
         out
-    }
-
-    fn close(&mut self, current: &mut Option<Block>) {
-        if let Some(b) = current.take() {
-            self.blocks.push(b);
-        }
     }
 
     /// The first text node of block `b` (where its scores are attributed).
@@ -162,6 +155,7 @@ mod tests {
         );
         let b = Blocks::new(&p.dom, |_| (false, false));
         assert_eq!(b.blocks.len(), visible_text(&p.dom).lines().count());
+        assert_eq!(b.blocks.len(), b.layout.lines.len());
         let p1 = &b.blocks[1];
         assert_eq!((p1.tokens, p1.link_tokens, p1.punct), (3, 1, 1));
         assert_eq!(p.dom.tag(p1.container as usize), Some("p"));

@@ -1,0 +1,804 @@
+//! Writing a page's kept text in two formats from one walk over its `Layout`: plain text (one
+//! block per line; a code block's lines verbatim, a table row's cells joined by ` | `, nested
+//! list items indented) and Markdown (ATX headings, nested lists, GFM pipe tables, fenced code
+//! with its language, block quotes, emphasis, inline code, links, images, `$…$` formulas).
+//!
+//! Both formats write the same text: which nodes show is decided once, by the caller's `keep`,
+//! and a line shows when any of its nodes does. Markdown only adds markup and escapes, so the
+//! text a CommonMark reader renders from it carries the plain text's tokens (tested with
+//! pulldown-cmark).
+
+use std::collections::HashSet;
+
+use url::Url;
+
+use super::layout::{Kind, Layout, Line, NONE};
+use super::text::is_block;
+use super::tree::{flags, Dom, NodeKind};
+
+/// What Markdown writes beyond the text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Markdown {
+    /// Links as `[text](URL)`; off, their text alone.
+    pub links: bool,
+    /// Images as `![alt](URL)`; off, none.
+    pub images: bool,
+    /// The page's address (its `<base href>` resolved, when it has one): links and images are
+    /// made absolute against it; without it they are written as the page has them.
+    pub base: Option<Url>,
+}
+
+impl Markdown {
+    /// Links and images on, against `base`.
+    pub fn with_base(base: Option<Url>) -> Markdown {
+        Markdown {
+            links: true,
+            images: true,
+            base,
+        }
+    }
+}
+
+/// An output format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown(Markdown),
+}
+
+/// The kept text of `dom` in `format`: line `l` of `layout` shows its nodes for which `keep`
+/// holds, and is written when any of them does.
+pub fn render(dom: &Dom, layout: &Layout, keep: impl Fn(usize) -> bool, format: &Format) -> String {
+    match format {
+        Format::Text => plain(dom, layout, &keep),
+        Format::Markdown(md) => Writer::new(dom, layout, &keep, md).write(),
+    }
+}
+
+/// All visible text as plain text.
+pub fn text_of(dom: &Dom) -> String {
+    plain(dom, &Layout::new(dom), &|_| true)
+}
+
+/// Whether a block boundary lies between nodes `a < b` of one line: a block element (or a
+/// `<br>`) that starts after `a` or ends before `b` (inside an atomic line: a heading's inner
+/// boxes, a table cell's paragraphs and line breaks).
+fn broken(dom: &Dom, a: usize, b: usize) -> bool {
+    (a + 1..b).any(|i| dom.tag(i).is_some_and(is_block))
+        || dom
+            .ancestors(a)
+            .take_while(|&p| (dom.nodes[p].end as usize) <= b)
+            .any(|p| dom.tag(p).is_some_and(is_block))
+}
+
+/// The table cell of node `i` in the row `row`.
+fn cell_of(dom: &Dom, i: usize, row: usize) -> usize {
+    let mut cell = i;
+    for a in dom.ancestors(i) {
+        if a == row {
+            break;
+        }
+        if matches!(dom.tag(a), Some("td" | "th")) {
+            cell = a;
+        }
+    }
+    cell
+}
+
+/// The `li` elements around node `i` (itself included), outermost first.
+fn items_around(dom: &Dom, i: usize) -> Vec<usize> {
+    let mut items: Vec<usize> = std::iter::once(i)
+        .chain(dom.ancestors(i))
+        .filter(|&a| dom.tag(a) == Some("li"))
+        .collect();
+    items.reverse();
+    items
+}
+
+/// The kept text of one line, plain: nodes joined with a space where the page has whitespace or
+/// a block boundary between them; a row's cells joined by ` | `; code verbatim.
+fn plain_line(dom: &Dom, layout: &Layout, line: &Line, keep: &dyn Fn(usize) -> bool) -> String {
+    let mut out = String::new();
+    // The previous shown node and whether whitespace followed it.
+    let mut last: Option<(usize, bool)> = None;
+    let mut cell = usize::MAX;
+    for &n in layout.nodes_of(line) {
+        let i = n as usize;
+        if !keep(i) {
+            continue;
+        }
+        let Some(t) = dom.text(i) else { continue };
+        if line.kind == Kind::Code {
+            out.push_str(&t.text);
+            continue;
+        }
+        if line.kind == Kind::Row {
+            let c = cell_of(dom, i, line.element as usize);
+            if c != cell {
+                if !out.is_empty() {
+                    out.push_str(" | ");
+                }
+                cell = c;
+                out.push_str(&t.text);
+                last = Some((i, t.space_after));
+                continue;
+            }
+        }
+        if let Some((prev, space_after)) = last {
+            if space_after || t.space_before || broken(dom, prev, i) {
+                out.push(' ');
+            }
+        }
+        out.push_str(&t.text);
+        last = Some((i, t.space_after));
+    }
+    out
+}
+
+/// `text` of a code block without its leading and trailing blank lines and trailing whitespace
+/// at the end.
+fn trim_code(text: &str) -> &str {
+    let start = text
+        .char_indices()
+        .take_while(|&(_, c)| c.is_whitespace())
+        .filter(|&(_, c)| c == '\n')
+        .last()
+        .map_or(0, |(at, _)| at + 1);
+    text[start..].trim_end()
+}
+
+fn plain(dom: &Dom, layout: &Layout, keep: &dyn Fn(usize) -> bool) -> String {
+    let mut out = String::new();
+    for line in &layout.lines {
+        let text = plain_line(dom, layout, line, keep);
+        match line.kind {
+            Kind::Code => {
+                let code = trim_code(&text);
+                if !code.trim().is_empty() {
+                    out.push_str(code);
+                    out.push('\n');
+                }
+            }
+            _ if text.is_empty() => {}
+            Kind::Text => {
+                let depth = items_around(dom, line.element as usize).len();
+                for _ in 1..depth {
+                    out.push_str("  ");
+                }
+                out.push_str(&text);
+                out.push('\n');
+            }
+            _ => {
+                out.push_str(&text);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// One Markdown block and how it joins the next.
+struct Block {
+    text: String,
+    /// Consecutive blocks of the same group join with one newline (a list's items, a table's
+    /// rows); others with a blank line.
+    group: Option<Group>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    List,
+    Table(usize),
+}
+
+/// An inline element that writes markup around its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Mark {
+    Strong,
+    Emphasis,
+    Strike,
+    Code(String),
+    Link(String),
+}
+
+impl Mark {
+    fn open(&self) -> &str {
+        match self {
+            Mark::Strong => "**",
+            Mark::Emphasis => "*",
+            Mark::Strike => "~~",
+            Mark::Code(fence) => fence,
+            Mark::Link(_) => "[",
+        }
+    }
+
+    fn close(&self, out: &mut String) {
+        match self {
+            Mark::Link(url) => {
+                out.push_str("](");
+                out.push_str(url);
+                out.push(')');
+            }
+            other => out.push_str(other.open()),
+        }
+    }
+}
+
+struct Writer<'a> {
+    dom: &'a Dom,
+    layout: &'a Layout,
+    keep: &'a dyn Fn(usize) -> bool,
+    md: &'a Markdown,
+    base: Option<Url>,
+    /// Per line: any of its nodes kept.
+    shown: Vec<bool>,
+    /// List items whose marker is written.
+    marked: HashSet<usize>,
+    blocks: Vec<Block>,
+}
+
+/// ASCII punctuation a CommonMark reader could take as markup anywhere in a line.
+fn escape_inline(text: &str, out: &mut String) {
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '$' | '&' | '!'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+/// Escape what would start a block at the beginning of a line's content: `#`, `-`, `+`, `=`,
+/// and an ordered-list marker (`1.`, `1)`).
+fn escape_line_start(s: &str) -> String {
+    let lead = s.len() - s.trim_start().len();
+    let rest = &s[lead..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if rest.starts_with(['#', '-', '+', '=']) {
+        format!("{}\\{}", &s[..lead], rest)
+    } else if digits > 0 && rest[digits..].starts_with(['.', ')']) {
+        format!("{}{}\\{}", &s[..lead], &rest[..digits], &rest[digits..])
+    } else {
+        s.to_string()
+    }
+}
+
+/// The shortest run of backticks longer than any run in `text`.
+fn fence_for(text: &str, min: usize) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(min))
+}
+
+/// The language a code block's markup names (`language-rust`, `lang-go`, `highlight-python`,
+/// `brush: js`), from the `pre` or a `code` inside it.
+fn code_language(dom: &Dom, pre: usize) -> Option<String> {
+    let end = dom.nodes[pre].end as usize;
+    for i in std::iter::once(pre).chain(pre + 1..end) {
+        let Some(e) = dom.element(i) else { continue };
+        if i != pre && e.tag != "code" {
+            continue;
+        }
+        let class = e.class.as_deref().unwrap_or("");
+        for word in class.split(|c: char| c.is_whitespace() || c == ';') {
+            for prefix in [
+                "language-",
+                "lang-",
+                "highlight-source-",
+                "highlight-",
+                "brush:",
+            ] {
+                if let Some(lang) = word.strip_prefix(prefix) {
+                    let lang = lang.trim();
+                    if !lang.is_empty()
+                        && lang.len() <= 32
+                        && lang.chars().all(|c| {
+                            c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '-' | '_' | '.')
+                        })
+                    {
+                        return Some(lang.to_ascii_lowercase());
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `href` made absolute against `base` (as written when it cannot be), `None` for addresses a
+/// reader cannot follow (`javascript:`, empty, same-page anchors).
+fn absolute(base: Option<&Url>, href: &str) -> Option<String> {
+    let href = href.trim();
+    if href.is_empty() || href.starts_with('#') {
+        return None;
+    }
+    let lower = href.get(..11).unwrap_or(href).to_ascii_lowercase();
+    if lower.starts_with("javascript:") || lower.starts_with("data:") {
+        return None;
+    }
+    let url = match base {
+        Some(b) => b
+            .join(href)
+            .map(String::from)
+            .unwrap_or_else(|_| href.to_string()),
+        None => Url::parse(href)
+            .map(String::from)
+            .unwrap_or_else(|_| href.to_string()),
+    };
+    // Link destinations end at whitespace and must balance parentheses: encode them.
+    Some(
+        url.replace(' ', "%20")
+            .replace('(', "%28")
+            .replace(')', "%29")
+            .replace('<', "%3C")
+            .replace('>', "%3E"),
+    )
+}
+
+impl<'a> Writer<'a> {
+    fn new(
+        dom: &'a Dom,
+        layout: &'a Layout,
+        keep: &'a dyn Fn(usize) -> bool,
+        md: &'a Markdown,
+    ) -> Writer<'a> {
+        let shown = layout
+            .lines
+            .iter()
+            .map(|l| layout.nodes_of(l).iter().any(|&n| keep(n as usize)))
+            .collect();
+        let base = md.base.clone();
+        Writer {
+            dom,
+            layout,
+            keep,
+            md,
+            base,
+            shown,
+            marked: HashSet::new(),
+            blocks: Vec::new(),
+        }
+    }
+
+    fn write(mut self) -> String {
+        let lines = &self.layout.lines;
+        let mut images = self.layout.images.iter().peekable();
+        let mut l = 0;
+        while l < lines.len() {
+            // Images standing before this line, between two shown lines.
+            while let Some(img) = images.next_if(|img| img.next as usize <= l) {
+                if img.line == NONE
+                    && self.md.images
+                    && l > 0
+                    && self.shown[l - 1]
+                    && self.shown.get(l).copied().unwrap_or(false)
+                {
+                    let mut s = String::new();
+                    self.image(img.node as usize, &mut s);
+                    if !s.is_empty() {
+                        self.blocks.push(Block {
+                            text: s,
+                            group: None,
+                        });
+                    }
+                }
+            }
+            if !self.shown[l] {
+                l += 1;
+                continue;
+            }
+            let line = lines[l];
+            if line.kind == Kind::Row {
+                l = self.table(l);
+                continue;
+            }
+            self.line(&line, l);
+            l += 1;
+        }
+        let mut out = String::new();
+        let mut prev: Option<Group> = None;
+        for (k, b) in self.blocks.iter().enumerate() {
+            if k > 0 {
+                let tight = matches!((prev, b.group), (Some(a), Some(c)) if a == c);
+                out.push_str(if tight { "\n" } else { "\n\n" });
+            }
+            out.push_str(&b.text);
+            prev = b.group;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out
+    }
+
+    /// `![alt](src)` of image node `i`.
+    fn image(&self, i: usize, out: &mut String) {
+        let Some(e) = self.dom.element(i) else { return };
+        let Some(src) = e.src().and_then(|s| absolute(self.base.as_ref(), s)) else {
+            return;
+        };
+        out.push_str("![");
+        escape_inline(e.alt().unwrap_or(""), out);
+        out.push_str("](");
+        out.push_str(&src);
+        out.push(')');
+    }
+
+    /// The marks of the inline elements around node `i`, up to its line's element, outermost
+    /// first.
+    fn marks(
+        &self,
+        i: usize,
+        line_element: usize,
+        code_text: &dyn Fn(usize) -> String,
+    ) -> Vec<(usize, Mark)> {
+        let mut marks = Vec::new();
+        for a in self.dom.ancestors(i) {
+            if a <= line_element {
+                break;
+            }
+            let Some(e) = self.dom.element(a) else {
+                continue;
+            };
+            let mark = match &*e.tag {
+                "strong" | "b" => Some(Mark::Strong),
+                "em" | "i" => Some(Mark::Emphasis),
+                "del" | "s" | "strike" => Some(Mark::Strike),
+                "code" | "kbd" | "samp" | "tt" if self.dom.nodes[a].flags & flags::IN_PRE == 0 => {
+                    Some(Mark::Code(fence_for(&code_text(a), 1)))
+                }
+                "a" if self.md.links => e
+                    .href()
+                    .and_then(|h| absolute(self.base.as_ref(), h))
+                    .map(Mark::Link),
+                _ => None,
+            };
+            if let Some(m) = mark {
+                marks.push((a, m));
+            }
+        }
+        marks.reverse();
+        // Inside inline code, no other markup.
+        if let Some(k) = marks.iter().position(|(_, m)| matches!(m, Mark::Code(_))) {
+            marks.truncate(k + 1);
+        }
+        marks
+    }
+
+    /// The kept text of element `a`'s subtree (what an inline code span holds).
+    fn kept_text(&self, a: usize) -> String {
+        let end = self.dom.nodes[a].end as usize;
+        let mut s = String::new();
+        for i in a + 1..end {
+            if let Some(t) = self.dom.text(i) {
+                if (self.keep)(i) {
+                    if !s.is_empty() && t.space_before {
+                        s.push(' ');
+                    }
+                    s.push_str(&t.text);
+                }
+            }
+        }
+        s
+    }
+
+    /// The inline Markdown of a line's kept nodes (and images), cell `within` only when given.
+    fn inline(&self, line: &Line, line_no: usize, within: Option<usize>, breaks: &str) -> String {
+        let dom = self.dom;
+        let element = line.element as usize;
+        // Items: the line's kept text nodes and its inline images, in document order.
+        let mut items: Vec<usize> = self
+            .layout
+            .nodes_of(line)
+            .iter()
+            .map(|&n| n as usize)
+            .filter(|&i| (self.keep)(i))
+            .collect();
+        if self.md.images {
+            items.extend(
+                self.layout
+                    .images
+                    .iter()
+                    .filter(|img| img.line as usize == line_no)
+                    .map(|img| img.node as usize),
+            );
+            items.sort_unstable();
+        }
+        if let Some(cell) = within {
+            let end = dom.nodes[cell].end as usize;
+            items.retain(|&i| i > cell && i < end);
+        }
+        let code_text = |a: usize| self.kept_text(a);
+        let mut out = String::new();
+        let mut open: Vec<(usize, Mark)> = Vec::new();
+        let mut last: Option<(usize, bool)> = None;
+        for &i in &items {
+            let marks = self.marks(i, within.unwrap_or(element), &code_text);
+            let common = open
+                .iter()
+                .zip(&marks)
+                .take_while(|(a, b)| a.0 == b.0)
+                .count();
+            let (space_before, space_after) = match dom.text(i) {
+                Some(t) => (t.space_before, t.space_after),
+                None => (true, true),
+            };
+            let crossed_block = last.is_some_and(|(prev, _)| broken(dom, prev, i));
+            let separated = last.is_some_and(|(_, after)| after || space_before) || crossed_block;
+            while open.len() > common {
+                let (_, m) = open.pop().expect("invariant: longer than common");
+                m.close(&mut out);
+            }
+            if crossed_block && !breaks.is_empty() && line.kind == Kind::Row {
+                out.push_str(breaks);
+            } else if separated {
+                out.push(' ');
+            }
+            for m in &marks[common..] {
+                out.push_str(m.1.open());
+            }
+            open.extend(marks[common..].iter().cloned());
+            let in_code = open.iter().any(|(_, m)| matches!(m, Mark::Code(_)));
+            match &dom.nodes[i].kind {
+                NodeKind::Text(t) if dom.nodes[i].flags & flags::MATH != 0 => {
+                    out.push('$');
+                    out.push_str(t.text.trim());
+                    out.push('$');
+                }
+                NodeKind::Text(t) if in_code => out.push_str(&t.text),
+                NodeKind::Text(t) => escape_inline(&t.text, &mut out),
+                NodeKind::Element(_) => self.image(i, &mut out),
+                NodeKind::Document => {}
+            }
+            last = Some((i, space_after));
+        }
+        while let Some((_, m)) = open.pop() {
+            m.close(&mut out);
+        }
+        out
+    }
+
+    /// Prefix of line content inside lists and quotes: (first line of a list item: its marker
+    /// and indent; else the continuation indent), and the block quote marks.
+    fn prefix(&mut self, line: &Line) -> (String, bool) {
+        let dom = self.dom;
+        let element = line.element as usize;
+        let quotes = std::iter::once(element)
+            .chain(dom.ancestors(element))
+            .filter(|&a| dom.tag(a) == Some("blockquote"))
+            .count();
+        let mut p = "> ".repeat(quotes);
+        let items = items_around(dom, element);
+        let mut in_list = false;
+        for (k, &li) in items.iter().enumerate() {
+            let marker = self.marker(li);
+            if k + 1 == items.len() && self.marked.insert(li) {
+                p.push_str(&marker);
+                in_list = true;
+            } else {
+                p.push_str(&" ".repeat(marker.len()));
+                in_list = k + 1 == items.len();
+            }
+        }
+        (p, in_list)
+    }
+
+    /// `- ` or `N. ` for list item `li`.
+    fn marker(&self, li: usize) -> String {
+        let dom = self.dom;
+        let list = dom.nodes[li].parent as usize;
+        if dom.tag(list) == Some("ol") {
+            let n = dom
+                .children(list)
+                .take_while(|&c| c != li)
+                .filter(|&c| dom.tag(c) == Some("li"))
+                .count()
+                + 1;
+            format!("{n}. ")
+        } else {
+            "- ".to_string()
+        }
+    }
+
+    fn line(&mut self, line: &Line, l: usize) {
+        let dom = self.dom;
+        match line.kind {
+            Kind::Code => {
+                let text = plain_line(dom, self.layout, line, self.keep);
+                let code = trim_code(&text);
+                if code.trim().is_empty() {
+                    return;
+                }
+                let fence = fence_for(code, 3);
+                let lang = code_language(dom, line.element as usize).unwrap_or_default();
+                self.blocks.push(Block {
+                    text: format!("{fence}{lang}\n{code}\n{fence}"),
+                    group: None,
+                });
+            }
+            Kind::Formula => {
+                let text = plain_line(dom, self.layout, line, self.keep);
+                let (prefix, _) = self.prefix(line);
+                self.blocks.push(Block {
+                    text: format!("{prefix}$${}$$", text.trim()),
+                    group: None,
+                });
+            }
+            Kind::Heading(level) => {
+                let body = self.inline(line, l, None, "");
+                if body.is_empty() {
+                    return;
+                }
+                let (prefix, in_list) = self.prefix(line);
+                let hashes = "#".repeat(usize::from(level));
+                self.blocks.push(Block {
+                    text: format!("{prefix}{hashes} {body}"),
+                    group: in_list.then_some(Group::List),
+                });
+            }
+            Kind::Text | Kind::Row => {
+                let body = self.inline(line, l, None, "");
+                if body.is_empty() {
+                    return;
+                }
+                let (prefix, in_list) = self.prefix(line);
+                self.blocks.push(Block {
+                    text: format!("{prefix}{}", escape_line_start(&body)),
+                    group: in_list.then_some(Group::List),
+                });
+            }
+        }
+    }
+
+    /// The shown rows of the table whose row line `l` starts, as a GFM table; the line after.
+    fn table(&mut self, l: usize) -> usize {
+        let dom = self.dom;
+        let lines = &self.layout.lines;
+        let table_of = |line: &Line| {
+            dom.ancestors(line.element as usize)
+                .find(|&a| dom.tag(a) == Some("table"))
+                .unwrap_or(0)
+        };
+        let table = table_of(&lines[l]);
+        let mut rows: Vec<(Vec<String>, bool)> = Vec::new();
+        let mut k = l;
+        while k < lines.len()
+            && (!self.shown[k] || (lines[k].kind == Kind::Row && table_of(&lines[k]) == table))
+        {
+            if self.shown[k] {
+                let line = lines[k];
+                let row = line.element as usize;
+                let cells: Vec<usize> = dom
+                    .children(row)
+                    .filter(|&c| matches!(dom.tag(c), Some("td" | "th")))
+                    .collect();
+                let header = !cells.is_empty()
+                    && (cells.iter().all(|&c| dom.tag(c) == Some("th"))
+                        || dom.ancestors(row).any(|a| dom.tag(a) == Some("thead")));
+                let texts: Vec<String> = if cells.is_empty() {
+                    vec![self.inline(&line, k, None, "<br>")]
+                } else {
+                    cells
+                        .iter()
+                        .map(|&c| self.inline(&line, k, Some(c), "<br>"))
+                        .collect()
+                };
+                if texts.iter().any(|t| !t.is_empty()) {
+                    rows.push((texts, header));
+                }
+            }
+            k += 1;
+        }
+        let columns = rows.iter().map(|(r, _)| r.len()).max().unwrap_or(0);
+        if columns == 0 {
+            return k.max(l + 1);
+        }
+        let fmt = |cells: &[String]| {
+            let mut s = String::from("|");
+            for c in 0..columns {
+                s.push(' ');
+                s.push_str(cells.get(c).map_or("", String::as_str));
+                s.push_str(" |");
+            }
+            s
+        };
+        let mut text = Vec::new();
+        let (head, body) = if rows[0].1 {
+            (rows[0].0.clone(), &rows[1..])
+        } else {
+            (vec![String::new(); columns], &rows[..])
+        };
+        text.push(fmt(&head));
+        text.push(format!("|{}", " --- |".repeat(columns)));
+        for (r, _) in body {
+            text.push(fmt(r));
+        }
+        self.blocks.push(Block {
+            text: text.join("\n"),
+            group: Some(Group::Table(table)),
+        });
+        k.max(l + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::parse_html;
+
+    fn md(html: &str) -> String {
+        let dom = parse_html(html).dom;
+        let layout = Layout::new(&dom);
+        let base = Url::parse("https://example.com/docs/page.html").ok();
+        render(
+            &dom,
+            &layout,
+            |_| true,
+            &Format::Markdown(Markdown::with_base(base)),
+        )
+    }
+
+    fn text(html: &str) -> String {
+        text_of(&parse_html(html).dom)
+    }
+
+    #[test]
+    fn plain_text_keeps_code_lines_and_table_rows() {
+        let html = "<h2><a href='#install'>Install</a></h2>\
+            <pre><code class='language-python'>def f(x):\n\tif x:\n        return [1, 2]\n    return []\n</code></pre>\
+            <table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>x | y</td></tr></table>\
+            <ul><li>one<ul><li>inner</li></ul></li><li>two</li></ul>";
+        assert_eq!(
+            text(html),
+            "Install\ndef f(x):\n\tif x:\n        return [1, 2]\n    return []\na | b\n1 | x | y\none\n  inner\ntwo\n"
+        );
+    }
+
+    #[test]
+    fn markdown_writes_structure() {
+        let html = "<h2><a href='#install'>Install</a></h2>\
+            <p>Use <code>pip</code> or <a href='/x'>the <em>other</em> way</a>.</p>\
+            <pre class='highlight-python'>def f():\n    return 1</pre>\
+            <table><thead><tr><th>a</th><th>b</th></tr></thead><tr><td>1</td><td>x | y<br>z</td></tr></table>\
+            <ol><li>one<ul><li>inner</li></ul></li><li>two</li></ol>\
+            <blockquote><p>quoted</p></blockquote>";
+        assert_eq!(
+            md(html),
+            "## Install\n\nUse `pip` or [the *other* way](https://example.com/x).\n\n\
+             ```python\ndef f():\n    return 1\n```\n\n\
+             | a | b |\n| --- | --- |\n| 1 | x \\| y<br>z |\n\n\
+             1. one\n   - inner\n2. two\n\n> quoted\n"
+        );
+    }
+
+    #[test]
+    fn markdown_escapes_what_would_be_markup() {
+        assert_eq!(
+            md("<p># not a heading *or* [link]</p>"),
+            "\\# not a heading \\*or\\* \\[link\\]\n"
+        );
+        assert_eq!(md("<p>1. not a list</p>"), "1\\. not a list\n");
+        assert_eq!(md("<p><code>a`b</code></p>"), "``a`b``\n");
+    }
+
+    #[test]
+    fn markdown_images_and_formulas() {
+        let html = "<p>before</p><figure><img src='i.png' alt='A [cat]'></figure><p>after \
+                    <math alttext='x^2'><mi>x</mi></math></p>\
+                    <math display='block'><semantics><mi>y</mi><annotation encoding='application/x-tex'>y=1</annotation></semantics></math>";
+        assert_eq!(
+            md(html),
+            "before\n\n![A \\[cat\\]](https://example.com/docs/i.png)\n\nafter $x^2$\n\n$$y=1$$\n"
+        );
+    }
+}
