@@ -72,6 +72,15 @@ pub fn tokens(text: &str) -> Bag {
     bag
 }
 
+/// The tokens of `text` in order (score.py's tokens, as a sequence rather than a bag).
+pub fn token_list(text: &str) -> Vec<String> {
+    let norm: String = text.nfkc().collect::<String>().to_lowercase();
+    token_regex()
+        .find_iter(&norm)
+        .map(|m| m.as_str().to_string())
+        .collect()
+}
+
 /// Precision, recall and F1 of one page (or a mean of them).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Prf {

@@ -55,6 +55,9 @@ pub struct Features {
     /// Site mode: a cluster whose pages read as articles (`ARTICLES_PERCENT`) is cleaned
     /// in `Mode::Articles` (link lines go as in page mode, with page mode's region share).
     pub articles: bool,
+    /// The content classifier (`classify`, `model`) has the last word on each block, reading
+    /// the rules' verdict among its features; off, the rules' verdict stands.
+    pub classifier: bool,
     /// The share, in percent, of site mode's page text page mode must keep for a cluster to read
     /// as articles (`ARTICLES_PERCENT`).
     pub articles_percent: u64,
@@ -85,6 +88,7 @@ impl Features {
         labels: true,
         whole_blocks: true,
         articles: true,
+        classifier: true,
         articles_percent: ARTICLES_PERCENT,
         embedded_prose: super::region::EMBEDDED_PROSE,
         short_repeated: SHORT_REPEATED,
@@ -107,6 +111,7 @@ impl Features {
         "labels",
         "whole-blocks",
         "articles",
+        "classifier",
     ];
 
     /// `self` with the component `name` (one of `NAMES`) turned off; `None` for an unknown name.
@@ -125,6 +130,7 @@ impl Features {
             "labels" => &mut self.labels,
             "whole-blocks" => &mut self.whole_blocks,
             "articles" => &mut self.articles,
+            "classifier" => &mut self.classifier,
             _ => return None,
         };
         *flag = false;

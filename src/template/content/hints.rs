@@ -144,7 +144,7 @@ fn names_furniture(w: &str) -> bool {
 /// The words of a class or id value: split at non-alphanumerics and at lower→upper case steps
 /// (`relatedLinks` → `related`, `Links`); compare them ignoring ASCII case. Slices of `value`,
 /// no allocation: this runs for every element of every page.
-fn words(value: &str) -> impl Iterator<Item = &str> + '_ {
+pub(crate) fn words(value: &str) -> impl Iterator<Item = &str> + '_ {
     value
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|s| !s.is_empty())
@@ -183,6 +183,7 @@ mod tests {
             class: (!class.is_empty()).then(|| class.to_string()),
             id: (!id.is_empty()).then(|| id.to_string()),
             role: None,
+            extra: None,
         }
     }
 

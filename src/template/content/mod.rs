@@ -4,8 +4,11 @@
 //! widgets and pagers go too.
 
 pub mod blocks;
+pub mod classify;
 pub mod features;
 pub mod hints;
+pub mod markup;
+pub mod model;
 pub mod prune;
 pub mod region;
 pub mod tokens;

@@ -1,0 +1,287 @@
+//! The content classifier's models: two gradient-boosted tree ensembles trained offline on the
+//! dev sets (`tools/train/`, docs/quality.md) and shipped in the crate as data (`stage1.txt`,
+//! `stage2.txt`: the numeric subset of LightGBM's text format; no download, no network at run
+//! time). Stage one scores each block from its features alone; stage two reads the same
+//! features plus the context of stage one's probabilities (`classify::context`: the block's
+//! item, run, container and neighbours), so the blocks of one run of items, one thread or one
+//! section are decided together. A block is content when stage two's raw score (the log-odds) is
+//! above `THRESHOLD`.
+//!
+//! Evaluation is exact: features are `f64` as in training, and a split sends a value to its
+//! left child when it is at most the split's threshold, as LightGBM does for numeric features
+//! without missing values (the loader refuses anything else: categorical splits, missing-value
+//! handling, a feature list that differs from `classify::names`).
+
+use std::sync::LazyLock;
+
+use crate::dom::Dom;
+
+use super::blocks::Blocks;
+use super::classify::{self, Rules};
+
+/// The model files shipped with the crate.
+const STAGE1: &str = include_str!("stage1.txt");
+const STAGE2: &str = include_str!("stage2.txt");
+
+/// The raw score above which a block is content: log-odds 0, probability ½ — the Bayes
+/// decision for a model trained with page-normalised token weights, where a wrong block costs
+/// what its share of the page's text costs the page's F1.
+pub const THRESHOLD: f64 = 0.0;
+
+/// One regression tree.
+#[derive(Debug)]
+struct Tree {
+    feature: Vec<u16>,
+    threshold: Vec<f64>,
+    /// Child of a split: a split's index, or `!leaf` (negative) for a leaf.
+    left: Vec<i32>,
+    right: Vec<i32>,
+    leaf: Vec<f64>,
+}
+
+impl Tree {
+    fn eval(&self, x: &[f64]) -> f64 {
+        if self.feature.is_empty() {
+            return self.leaf[0];
+        }
+        let mut n = 0i32;
+        loop {
+            let i = n as usize;
+            n = if x[usize::from(self.feature[i])] <= self.threshold[i] {
+                self.left[i]
+            } else {
+                self.right[i]
+            };
+            if n < 0 {
+                return self.leaf[!n as usize];
+            }
+        }
+    }
+}
+
+/// A tree ensemble.
+#[derive(Debug)]
+pub struct Ensemble {
+    names: Vec<String>,
+    trees: Vec<Tree>,
+}
+
+/// Why a model file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("model file: {0}")]
+    Format(String),
+}
+
+fn values<T: std::str::FromStr>(line: &str, key: &str) -> Result<Vec<T>, ModelError> {
+    line.split_ascii_whitespace()
+        .map(|v| {
+            v.parse()
+                .map_err(|_| ModelError::Format(format!("bad value {v:?} in {key}")))
+        })
+        .collect()
+}
+
+impl Ensemble {
+    /// Read the numeric subset of LightGBM's text format.
+    pub fn parse(text: &str) -> Result<Ensemble, ModelError> {
+        let mut names = Vec::new();
+        let mut trees = Vec::new();
+        let mut current: Option<Tree> = None;
+        let mut leaves = 0usize;
+        let finish =
+            |t: Option<Tree>, leaves: usize, trees: &mut Vec<Tree>| -> Result<(), ModelError> {
+                if let Some(t) = t {
+                    let splits = leaves.saturating_sub(1);
+                    let ok = t.leaf.len() == leaves
+                        && t.feature.len() == splits
+                        && t.threshold.len() == splits
+                        && t.left.len() == splits
+                        && t.right.len() == splits;
+                    if !ok {
+                        return Err(ModelError::Format(format!(
+                            "tree {} is incomplete",
+                            trees.len()
+                        )));
+                    }
+                    trees.push(t);
+                }
+                Ok(())
+            };
+        for line in text.lines() {
+            let line = line.trim();
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            match key {
+                "feature_names" => {
+                    names = value.split_ascii_whitespace().map(str::to_string).collect()
+                }
+                "Tree" => {
+                    finish(current.take(), leaves, &mut trees)?;
+                    current = Some(Tree {
+                        feature: Vec::new(),
+                        threshold: Vec::new(),
+                        left: Vec::new(),
+                        right: Vec::new(),
+                        leaf: Vec::new(),
+                    });
+                }
+                "num_leaves" => {
+                    leaves = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| ModelError::Format("bad num_leaves".into()))?
+                }
+                "num_cat" if value.trim() != "0" => {
+                    return Err(ModelError::Format(
+                        "categorical splits are not supported".into(),
+                    ))
+                }
+                "decision_type" => {
+                    // Bit 0: categorical; bits 2-3: missing-value type (0: none).
+                    for d in values::<u32>(value, key)? {
+                        if d & 1 != 0 || (d >> 2) & 3 != 0 {
+                            return Err(ModelError::Format(format!(
+                                "unsupported decision type {d}"
+                            )));
+                        }
+                    }
+                }
+                _ => {
+                    let Some(t) = current.as_mut() else { continue };
+                    match key {
+                        "split_feature" => t.feature = values(value, key)?,
+                        "threshold" => t.threshold = values(value, key)?,
+                        "left_child" => t.left = values(value, key)?,
+                        "right_child" => t.right = values(value, key)?,
+                        "leaf_value" => t.leaf = values(value, key)?,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        finish(current.take(), leaves, &mut trees)?;
+        if trees.is_empty() {
+            return Err(ModelError::Format("no trees".into()));
+        }
+        let width = names.len();
+        for t in &trees {
+            let bad_feature = t.feature.iter().any(|&f| usize::from(f) >= width);
+            let splits = t.feature.len() as i32;
+            let bad_child = t
+                .left
+                .iter()
+                .chain(&t.right)
+                .any(|&c| c >= splits || (c < 0 && (!c) as usize >= t.leaf.len()));
+            if bad_feature || bad_child {
+                return Err(ModelError::Format(
+                    "a split names a feature or child that is not there".into(),
+                ));
+            }
+        }
+        Ok(Ensemble { names, trees })
+    }
+
+    /// The feature names the model was trained on.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The raw score (log-odds) of one feature vector.
+    pub fn score(&self, x: &[f64]) -> f64 {
+        self.trees.iter().map(|t| t.eval(x)).sum()
+    }
+}
+
+/// The two stages' feature names, in the order their models read them.
+fn stage_names() -> (Vec<String>, Vec<String>) {
+    let one = classify::names();
+    let mut two = one.clone();
+    two.extend(classify::context_names());
+    (one, two)
+}
+
+/// The shipped models (parsed once).
+pub fn shipped() -> &'static (Ensemble, Ensemble) {
+    static SHIPPED: LazyLock<(Ensemble, Ensemble)> = LazyLock::new(|| {
+        let one =
+            Ensemble::parse(STAGE1).expect("invariant: the shipped stage one parses (tested)");
+        let two =
+            Ensemble::parse(STAGE2).expect("invariant: the shipped stage two parses (tested)");
+        let (n1, n2) = stage_names();
+        assert!(
+            one.names() == n1.as_slice() && two.names() == n2.as_slice(),
+            "invariant: the shipped models read the features classify writes (tested)"
+        );
+        (one, two)
+    });
+    &SHIPPED
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Per block of the page: content, by the shipped models.
+pub fn content(dom: &Dom, blocks: &Blocks, rules: &Rules) -> Vec<bool> {
+    let described = classify::features(dom, blocks, rules);
+    let (one, two) = shipped();
+    let w = classify::width();
+    let p: Vec<f64> = described
+        .rows
+        .chunks_exact(w)
+        .map(|x| sigmoid(one.score(x)))
+        .collect();
+    let context = classify::context(blocks, &described.groups, &p);
+    let mut x = Vec::with_capacity(w + classify::CONTEXT);
+    described
+        .rows
+        .chunks_exact(w)
+        .zip(context.chunks_exact(classify::CONTEXT))
+        .map(|(row, ctx)| {
+            x.clear();
+            x.extend_from_slice(row);
+            x.extend_from_slice(ctx);
+            two.score(&x) > THRESHOLD
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_models_parse_and_read_classify_features() {
+        let (n1, n2) = stage_names();
+        let one = Ensemble::parse(STAGE1).unwrap();
+        let two = Ensemble::parse(STAGE2).unwrap();
+        assert_eq!(one.names(), n1.as_slice());
+        assert_eq!(two.names(), n2.as_slice());
+        assert!(!one.trees.is_empty() && !two.trees.is_empty());
+    }
+
+    #[test]
+    fn a_tree_sends_values_at_the_threshold_left() {
+        let text = "feature_names=a b\nTree=0\nnum_leaves=3\nsplit_feature=0 1\n\
+                    threshold=0.5 2\ndecision_type=2 2\nleft_child=-1 -2\nright_child=1 -3\n\
+                    leaf_value=-1 0.25 1\n";
+        let e = Ensemble::parse(text).unwrap();
+        assert_eq!(e.score(&[0.5, 9.0]), -1.0);
+        assert_eq!(e.score(&[0.6, 2.0]), 0.25);
+        assert_eq!(e.score(&[0.6, 2.5]), 1.0);
+    }
+
+    #[test]
+    fn unsupported_models_are_refused() {
+        let categorical = "feature_names=a\nTree=0\nnum_leaves=2\nnum_cat=1\n";
+        assert!(Ensemble::parse(categorical).is_err());
+        let missing = "feature_names=a\nTree=0\nnum_leaves=2\nsplit_feature=0\nthreshold=1\n\
+                       decision_type=10\nleft_child=-1\nright_child=-2\nleaf_value=0 1\n";
+        assert!(Ensemble::parse(missing).is_err());
+        let dangling = "feature_names=a\nTree=0\nnum_leaves=2\nsplit_feature=3\nthreshold=1\n\
+                        decision_type=2\nleft_child=-1\nright_child=-2\nleaf_value=0 1\n";
+        assert!(Ensemble::parse(dangling).is_err());
+    }
+}
