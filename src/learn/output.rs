@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::crawl::url::{page_stem, without_credentials};
 use crate::output::{site_dir_name, write_atomic};
@@ -26,15 +27,42 @@ pub enum OutputError {
     },
 }
 
+/// A page whose cleaned text was just written to its file (what [`Output::notify`]'s callback
+/// is told).
+#[derive(Clone, Copy, Debug)]
+pub struct WrittenPage<'a> {
+    pub site: &'a str,
+    pub page_id: u64,
+    /// The page's URL (credentials removed), when its record reads back.
+    pub url: Option<&'a str>,
+    /// The page's cluster in its site's clustering.
+    pub cluster: u32,
+    pub text: &'a str,
+    /// `OUT/<site>/<page id>.txt`.
+    pub path: &'a Path,
+}
+
+/// A callback told of every page whose cleaned text is written. It runs on the learner's
+/// threads, in the middle of a step: it should be quick.
+pub type WrittenSink = Arc<dyn Fn(&WrittenPage<'_>) + Send + Sync>;
+
 pub struct Output {
     dir: PathBuf,
+    notify: Option<WrittenSink>,
 }
 
 impl Output {
     pub fn new(dir: &Path) -> Output {
         Output {
             dir: dir.to_path_buf(),
+            notify: None,
         }
+    }
+
+    /// Tell `sink` (when given) of every page whose text file this output writes.
+    pub fn notify(mut self, sink: Option<WrittenSink>) -> Output {
+        self.notify = sink;
+        self
     }
 
     pub fn site_dir(&self, site: &str) -> PathBuf {
@@ -106,6 +134,18 @@ impl Output {
             path: path.clone(),
             source,
         })?;
+        if let Some(notify) = &self.notify {
+            let meta = store.page(id)?;
+            let url = meta.as_ref().map(|m| without_credentials(&m.url));
+            notify(&WrittenPage {
+                site,
+                page_id: id,
+                url: url.as_deref(),
+                cluster,
+                text: &text,
+                path: &path,
+            });
+        }
         batch.cleaned(
             site,
             id,
