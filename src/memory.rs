@@ -6,11 +6,11 @@
 //! The binary's allocator is jemalloc (`main.rs`, [`jemalloc::CONF`]): its background thread
 //! returns pages freed for a second (`dirty_decay_ms`) on its own, and [`release`] asks it to
 //! return every freed page at once after work that freed much (a huge page, a site's pass).
-//! glibc's malloc, the binary's allocator before session 16, kept what a thread freed in that
+//! glibc's malloc, which the binary used before jemalloc, kept what a thread freed in that
 //! thread's arena: parsing a multi-megabyte page left hundreds of MB of such free memory spread
-//! over the arenas (issue 10, docs/robustness.md), and over a million-page crawl its arenas'
+//! over the arenas (docs/robustness.md), and over a million-page crawl its arenas'
 //! fragments grew by ~25 MB per 200,000 pages even with `malloc_trim` after every site while the
-//! live heap stayed flat (issue 11, docs/benchmarks.md, "jemalloc"). [`release`] calls what the
+//! live heap stayed flat (docs/benchmarks.md, "Memory"). [`release`] calls what the
 //! binary installed with [`enable_release`]; a library caller keeps its own allocator's
 //! behaviour.
 //!
@@ -187,7 +187,7 @@ pub fn releases() -> u64 {
 mod tests {
     use super::*;
 
-    /// Issue 10 (`links3`): a huge page parsed on the crawl's blocking threads left its freed
+    /// Regression (`links3`): a huge page parsed on the crawl's blocking threads left its freed
     /// tree among the store's allocations made there next; it now parses on a thread of its own.
     #[test]
     fn huge_page_work_runs_on_a_thread_of_its_own() {

@@ -3,7 +3,7 @@
 //! (schema 3). One key per URL (the URL itself, schema 2) cost about 90 bytes of sled's
 //! in-memory tree a URL — an `IVec` key and an empty `IVec` value in leaves of at most 17 entries —
 //! whatever the key's length: 40 MB for the 460,000 URLs of `links3`, under the peak of its
-//! last page's parse (issue 10). A bucket holds 8 bytes a URL and its key's share.
+//! last page's parse. A bucket holds 8 bytes a URL and its key's share.
 //!
 //! Collisions: two URLs with the same 64-bit hash are one URL to the seen set, so the second is
 //! never queued. For n URLs that happens with probability about n² / 2⁶⁵ (10⁻⁸ for 460,000
