@@ -50,9 +50,9 @@ pub mod jemalloc {
     /// by side: peak RSS glibc 235.8 MB, jemalloc's defaults 226.6, these options 195.5. 1 s,
     /// not 200 ms: 200 ms cut the 200k peak at the pass's start (194.7 → 158.0 MB) but held
     /// more while fetching, and the 1M peak is while fetching (263.4 MB with 1 s, 274.0 with
-    /// 200 ms; docs/benchmarks.md, "jemalloc"). 2 arenas (`narenas`; jemalloc's default is 4
+    /// 200 ms; docs/benchmarks.md, "Memory"). 2 arenas (`narenas`; jemalloc's default is 4
     /// per core): fewer partly used slabs under sled's many small objects, 1M peak 247.0 MB
-    /// (docs/benchmarks.md, "Two arenas"), 10k peak 99 against 107 MB.
+    /// (docs/benchmarks.md, "Memory"), 10k peak 99 against 107 MB.
     pub const CONF: &[u8; 70] =
         b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2\0";
 
@@ -135,7 +135,7 @@ pub fn release() {
 pub const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Releases now and then: over a long crawl RSS drifted to several times the live heap with
-/// glibc's arenas (docs/benchmarks.md, "Flat memory"); with jemalloc a release every few
+/// glibc's arenas (docs/benchmarks.md, "Memory"); with jemalloc a release every few
 /// seconds is cheap and bounds what waits for its decay.
 #[derive(Debug)]
 pub struct Periodic {

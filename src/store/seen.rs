@@ -51,7 +51,7 @@ fn encode_bucket(hashes: &[u64]) -> Vec<u8> {
 /// The buckets the store's commits have read or written, in memory (8 bytes a URL): every new
 /// link is looked up in a random bucket, and sled's cache (`store.cache_bytes`) could not hold
 /// them all at 1M pages without its memory growing to many times its setting; read back from
-/// sled, each lookup cost a node's decoding (docs/benchmarks.md, "Flat memory"). Updated only
+/// sled, each lookup cost a node's decoding (docs/benchmarks.md, "Memory"). Updated only
 /// after the batch that wrote a bucket is applied, so it never runs ahead of the tree.
 #[derive(Default)]
 pub(crate) struct SeenMirror {
