@@ -7,7 +7,7 @@
 //! Without URLs it serves a small site on 127.0.0.1 (a home page and eight articles that share a
 //! header, a menu and a footer) and crawls that; with URLs it crawls those sites politely (robots.txt,
 //! 500 ms between requests to a host) up to 50 pages. The store and the cleaned text go to a
-//! temporary directory.
+//! temporary directory, removed when the example ends.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -53,12 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let s = &report.crawl;
     println!(
-        "{} responses, {} pages stored, {} errors in {:.1} s; cleaned text under {}",
+        "{} responses, {} pages stored, {} errors in {:.2} s",
         s.fetched,
         s.stored,
         s.errors,
-        s.elapsed.as_secs_f64(),
-        work.path().join("out").display()
+        s.elapsed.as_secs_f64()
     );
     if let Some(learned) = &report.learned {
         println!("{} text files written", learned.pages_written);
