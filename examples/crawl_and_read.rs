@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or("");
             println!(
                 "{} (cluster {}, {} lines): {first}",
-                page.url.unwrap_or("?"),
+                page.url().unwrap_or_default(),
                 page.cluster,
                 page.text.lines().count()
             );

@@ -20,7 +20,8 @@
 //! let seed = url::Url::parse("https://example.com/")?;
 //! let report = CrawlRun::new(config).seeds([seed]).run(|event| {
 //!     if let Event::Written(page) = event {
-//!         println!("{}: {}", page.url.unwrap_or("?"), page.text.lines().count());
+//!         let url = page.url().unwrap_or_default(); // one store read
+//!         println!("{url}: {} lines", page.text.lines().count());
 //!     }
 //! })?;
 //! println!("{} pages stored", report.crawl.stored);

@@ -29,17 +29,35 @@ pub enum OutputError {
 
 /// A page whose cleaned text was just written to its file (what [`Output::notify`]'s callback
 /// is told).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct WrittenPage<'a> {
     pub site: &'a str,
     pub page_id: u64,
-    /// The page's URL (credentials removed), when its record reads back.
-    pub url: Option<&'a str>,
     /// The page's cluster in its site's clustering.
     pub cluster: u32,
     pub text: &'a str,
     /// `OUT/<site>/<page id>.txt`.
     pub path: &'a Path,
+    store: &'a Store,
+}
+
+impl WrittenPage<'_> {
+    /// The page's URL (credentials removed), read from the store when asked: one record read.
+    pub fn url(&self) -> Option<String> {
+        let meta = self.store.page(self.page_id).ok().flatten()?;
+        Some(without_credentials(&meta.url).into_owned())
+    }
+}
+
+impl std::fmt::Debug for WrittenPage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WrittenPage")
+            .field("site", &self.site)
+            .field("page_id", &self.page_id)
+            .field("cluster", &self.cluster)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A callback told of every page whose cleaned text is written. It runs on the learner's
@@ -135,15 +153,13 @@ impl Output {
             source,
         })?;
         if let Some(notify) = &self.notify {
-            let meta = store.page(id)?;
-            let url = meta.as_ref().map(|m| without_credentials(&m.url));
             notify(&WrittenPage {
                 site,
                 page_id: id,
-                url: url.as_deref(),
                 cluster,
                 text: &text,
                 path: &path,
+                store,
             });
         }
         batch.cleaned(

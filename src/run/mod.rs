@@ -136,7 +136,7 @@ pub struct RecrawlChanges {
 ///     .seeds([seed])
 ///     .run(|event| {
 ///         if let Event::Written(page) = event {
-///             println!("{}: {} bytes of text", page.url.unwrap_or("?"), page.text.len());
+///             println!("{}: {} bytes of text", page.path.display(), page.text.len());
 ///         }
 ///     })?;
 /// println!("{} pages stored", report.crawl.stored);
@@ -244,6 +244,7 @@ impl CrawlRun {
         }
         let info = start_run(&store, &config, &events)?;
         let (runtime, config, stats, learner) = prepare(config, &store, &events)?;
+        // A cluster worker's join (`--features cluster`) gives the crawl its hooks here.
         #[allow(unused_mut)]
         let mut options = RunOptions {
             recrawl: config.recrawl.enabled,
