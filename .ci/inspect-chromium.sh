@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check `thresher inspect`'s HTML report in a real browser (issue 4): crawl a tiny templated site
+# Check `thresher inspect`'s HTML report in a real browser: crawl a tiny templated site
 # served by `python3 -m http.server` on 127.0.0.1, run `thresher inspect` on it, load the report
 # in headless Chromium (Debian's `chromium` package) and assert from the DOM Chromium built that
 # the marks (template, dropped, kept) are there and that text planted in a crawled page stayed text (no script ran).

@@ -1,7 +1,7 @@
 //! sled's memory against its cache setting (`store.cache_bytes`), alone: N iterations of the
 //! keys a crawl's commit writes per page (page metadata 230 bytes, page reference 40, a site
 //! page key, a content key), one batch each, with sled configured as `Store::open` does, and
-//! the process's RSS every 100,000 iterations. docs/benchmarks.md, "Flat memory".
+//! the process's RSS every 100,000 iterations. docs/benchmarks.md, "Memory".
 //!
 //!     cargo bench --bench sled_cache -- CACHE_MIB ITERATIONS [no-drain]
 //!

@@ -1,4 +1,4 @@
-//! What a store's pages cost on disk, by record kind (docs/benchmarks.md, "A million pages"):
+//! What a store's pages cost on disk, by record kind (docs/benchmarks.md, "Memory"):
 //! keys, key bytes and value bytes per key prefix (the table in `store`'s module doc), per
 //! stored page, against sled's size on disk, and the page files (each page's HTML and DOM, lz4,
 //! and path set, outside sled since schema 6), split by part through each page's reference.

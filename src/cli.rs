@@ -4,6 +4,10 @@
 //! (`ConfigArgs`) and `--detector` / `--algorithm` (`TemplateArgs`) are defined once and
 //! flattened into every command that reads those settings; `cmd` turns them into overrides.
 
+// The doc comments below are clap's `--help` text, shown as written on a terminal: placeholders
+// such as `OUT/<site>/<page>.txt` stay as the user reads them there, not escaped for rustdoc.
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -471,7 +475,7 @@ mod tests {
         }
     }
 
-    /// Issue 10: the resume hint after Ctrl-C dropped `--out`, `--delay` and `--max-pages`.
+    /// Regression: the resume hint after Ctrl-C dropped `--out`, `--delay` and `--max-pages`.
     #[test]
     fn resume_hint_keeps_every_flag_the_user_gave() {
         let given = crawl_args(&[

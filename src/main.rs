@@ -43,13 +43,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging(&progress, args.quiet, args.verbose);
             let shutdown = CancellationToken::new();
             stop_on_signals(shutdown.clone());
-            // Huge pages' freed heap goes back to the OS after them (issue 10: peak RSS).
+            // Huge pages' freed heap goes back to the OS after them (peak RSS).
             thresher::memory::enable_release(thresher::memory::jemalloc::purge);
             cmd::crawl::run(&args, shutdown, progress).context("crawl failed")?;
         }
         Command::Status(args) => cmd::status::run(&args).context("status failed")?,
         Command::Clean(args) => {
-            return Ok(cmd::clean::run(&args).context("clean failed")?.exit_code());
+            return cmd::clean::run(&args).context("clean failed");
         }
         Command::Export(args) => {
             cmd::export::run(&args).context("export failed")?;

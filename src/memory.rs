@@ -6,11 +6,11 @@
 //! The binary's allocator is jemalloc (`main.rs`, [`jemalloc::CONF`]): its background thread
 //! returns pages freed for a second (`dirty_decay_ms`) on its own, and [`release`] asks it to
 //! return every freed page at once after work that freed much (a huge page, a site's pass).
-//! glibc's malloc, the binary's allocator before session 16, kept what a thread freed in that
+//! glibc's malloc, which the binary used before jemalloc, kept what a thread freed in that
 //! thread's arena: parsing a multi-megabyte page left hundreds of MB of such free memory spread
-//! over the arenas (issue 10, docs/robustness.md), and over a million-page crawl its arenas'
+//! over the arenas (docs/robustness.md), and over a million-page crawl its arenas'
 //! fragments grew by ~25 MB per 200,000 pages even with `malloc_trim` after every site while the
-//! live heap stayed flat (issue 11, docs/benchmarks.md, "jemalloc"). [`release`] calls what the
+//! live heap stayed flat (docs/benchmarks.md, "Memory"). [`release`] calls what the
 //! binary installed with [`enable_release`]; a library caller keeps its own allocator's
 //! behaviour.
 //!
@@ -50,9 +50,9 @@ pub mod jemalloc {
     /// by side: peak RSS glibc 235.8 MB, jemalloc's defaults 226.6, these options 195.5. 1 s,
     /// not 200 ms: 200 ms cut the 200k peak at the pass's start (194.7 → 158.0 MB) but held
     /// more while fetching, and the 1M peak is while fetching (263.4 MB with 1 s, 274.0 with
-    /// 200 ms; docs/benchmarks.md, "jemalloc"). 2 arenas (`narenas`; jemalloc's default is 4
+    /// 200 ms; docs/benchmarks.md, "Memory"). 2 arenas (`narenas`; jemalloc's default is 4
     /// per core): fewer partly used slabs under sled's many small objects, 1M peak 247.0 MB
-    /// (docs/benchmarks.md, "Two arenas"), 10k peak 99 against 107 MB.
+    /// (docs/benchmarks.md, "Memory"), 10k peak 99 against 107 MB.
     pub const CONF: &[u8; 70] =
         b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2\0";
 
@@ -135,7 +135,7 @@ pub fn release() {
 pub const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Releases now and then: over a long crawl RSS drifted to several times the live heap with
-/// glibc's arenas (docs/benchmarks.md, "Flat memory"); with jemalloc a release every few
+/// glibc's arenas (docs/benchmarks.md, "Memory"); with jemalloc a release every few
 /// seconds is cheap and bounds what waits for its decay.
 #[derive(Debug)]
 pub struct Periodic {
@@ -187,7 +187,7 @@ pub fn releases() -> u64 {
 mod tests {
     use super::*;
 
-    /// Issue 10 (`links3`): a huge page parsed on the crawl's blocking threads left its freed
+    /// Regression (`links3`): a huge page parsed on the crawl's blocking threads left its freed
     /// tree among the store's allocations made there next; it now parses on a thread of its own.
     #[test]
     fn huge_page_work_runs_on_a_thread_of_its_own() {

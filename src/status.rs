@@ -3,20 +3,84 @@
 //! store (sled lets one process open it), from the snapshot the crawl writes to
 //! `DATA/status.json` every few seconds ([`write_snapshot`]). A report read from a closed store
 //! is kept in the same file with the store's stamp, and shown again while the store has not
-//! been opened since ([`closed_report`]). `cmd::status` is the command that
-//! shows it; `cmd::crawl` writes it.
+//! been opened since ([`closed_report`]). [`report`] picks the right one for a data directory;
+//! `thresher status` prints it, and a crawl run (`run`) writes the snapshot.
 //!
 //! Owns: the report's fields, their reading from the store, the snapshot file. Uses `store`,
-//! `crawl` (site keys, `OriginWait`), `output` (the atomic write) and `progress` (`human_bytes`);
-//! never imports `cmd`.
+//! `crawl` (site keys, `OriginWait`, the live figures), `output` (the atomic write) and
+//! `progress` (`human_bytes`); never imports `run` or `cmd`.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::crawl::stats::OriginWait;
+use crate::crawl::stats::{CrawlStats, OriginWait};
 use crate::store::{ErrorKind, RedesignRecord, RunInfo, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error("{0} does not exist (no crawl has used it)")]
+    Missing(std::path::PathBuf),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot read the running crawl's snapshot {path}: {message}")]
+    Snapshot {
+        path: std::path::PathBuf,
+        message: String,
+    },
+}
+
+/// The report on the data directory `data`, its store opened with a page cache of `cache_bytes`
+/// (`store.cache_bytes`); the running crawl's snapshot when a crawl holds the store, the kept
+/// report when the store is unchanged since it was read ([`closed_report`]).
+pub fn report(data: &Path, cache_bytes: u64) -> Result<StatusReport, StatusError> {
+    if !data.exists() {
+        return Err(StatusError::Missing(data.to_path_buf()));
+    }
+    if let Some(report) = closed_report(data) {
+        return Ok(report);
+    }
+    match Store::open_existing(data, cache_bytes) {
+        Ok(store) => {
+            let report = StatusReport::from_store(&store)?;
+            let stamp = store.stamp()?;
+            // Closed first, so the log file is as the next `status` will find it (a writer
+            // opening the store in between flushes a new stamp: the kept report is then stale).
+            drop(store);
+            if let Err(e) = keep_closed_report(data, report.clone(), stamp) {
+                tracing::debug!("cannot keep the report in {SNAPSHOT}: {e}");
+            }
+            Ok(report)
+        }
+        Err(StoreError::Locked { .. }) => {
+            let path = data.join(SNAPSHOT);
+            let text = std::fs::read_to_string(&path).map_err(|e| StatusError::Snapshot {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            serde_json::from_str(&text).map_err(|e| StatusError::Snapshot {
+                path,
+                message: e.to_string(),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Bytes of the files directly in `dir` (a data directory's store: sled's log and the marker;
+/// page files live in a subdirectory).
+pub fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
 
 /// Store meta key: the origins the last run left waiting or set aside.
 pub const WAITING_META: &str = "waiting";
@@ -175,6 +239,43 @@ impl StatusReport {
                 redesigned
             },
         })
+    }
+
+    /// The snapshot a running crawl can give from its live figures, without scanning the store
+    /// (`store_bytes`: [`dir_size`] of its data directory).
+    pub fn live(stats: &CrawlStats, run: RunInfo, store_bytes: u64) -> StatusReport {
+        let (busiest, hosts_total) = (stats.busiest(LIVE_ROWS), stats.host_count());
+        let (waiting, waiting_total) = stats.waits_first(LIVE_ROWS);
+        let hosts: Vec<HostRow> = busiest
+            .into_iter()
+            .map(|(host, h)| HostRow {
+                host,
+                pages: h.fetched,
+                bytes: h.bytes,
+                queued: h.queued,
+                errors: h.errors,
+                clusters: h.clusters,
+                cleaned: h.cleaned,
+                // A running crawl does not read the store's redesign records.
+                eras: 0,
+            })
+            .collect();
+        StatusReport {
+            generated_at_ms: crate::store::now_ms(),
+            live: true,
+            last_run: Some(run),
+            pages: stats.stored.load(std::sync::atomic::Ordering::Relaxed),
+            queued: stats.queued.load(std::sync::atomic::Ordering::Relaxed),
+            errors_by_kind: stats.failures(),
+            store_bytes,
+            hosts_more: (hosts_total - hosts.len()) as u64,
+            waiting_more: (waiting_total - waiting.len()) as u64,
+            recrawl: None,
+            redesigns: Vec::new(),
+            closed: None,
+            hosts,
+            waiting,
+        }
     }
 
     pub fn render(&self) -> String {
@@ -379,4 +480,35 @@ pub fn closed_report(data: &Path) -> Option<StatusReport> {
 pub fn write_snapshot(data: &Path, report: &StatusReport) -> std::io::Result<()> {
     let json = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
     crate::output::write_atomic(&data.join(SNAPSHOT), &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the live `status` of a running crawl said "Last run: never" and "0 B", and
+    /// listed no errors.
+    #[test]
+    fn live_status_shows_the_running_crawl_its_store_and_its_errors() {
+        let stats = CrawlStats::default();
+        stats.count_failure("a.example", ErrorKind::Http(404));
+        stats.count_failure("a.example", ErrorKind::Duplicate);
+        let run = RunInfo {
+            started_at_ms: crate::store::now_ms(),
+            ended_at_ms: 0,
+            state: "running".into(),
+            pages_fetched: 3,
+        };
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("db"), vec![0u8; 4096]).expect("write");
+        let text = StatusReport::live(&stats, run, dir_size(dir.path())).render();
+        assert!(!text.contains("never"), "{text}");
+        assert!(text.contains("still running"), "{text}");
+        assert!(text.contains("store on disk: 4.1 KB"), "{text}");
+        assert!(text.contains("http-404"), "{text}");
+        assert!(
+            text.contains("duplicate") && text.contains("(skipped)"),
+            "{text}"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use thresher::cmd::clean::{clean_sites, Page, Site, Source};
+use thresher::clean::{clean_sites, Page, Site, Source};
 use thresher::detect::Detector;
 
 const WORDS: &[&str] = &[
@@ -296,7 +296,7 @@ fn output_does_not_depend_on_thread_count() {
     let (a, pa) = clean_sites(&sites, &one, Detector::default(), 1).unwrap();
     let (b, pb) = clean_sites(&sites, &many, Detector::default(), 4).unwrap();
     assert!(pa.is_empty() && pb.is_empty());
-    let strip = |v: Vec<thresher::cmd::clean::SiteSummary>| -> Vec<(String, usize, usize)> {
+    let strip = |v: Vec<thresher::clean::SiteSummary>| -> Vec<(String, usize, usize)> {
         v.into_iter()
             .map(|s| (s.name, s.pages, s.clusters))
             .collect()

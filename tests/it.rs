@@ -6,6 +6,7 @@ mod clean_quality;
 #[cfg(feature = "cluster")]
 mod cluster;
 mod crawl;
+mod docs_hygiene;
 mod eval_cmd;
 mod export;
 mod hostile;

@@ -1,22 +1,27 @@
 //! The source tree's structure, as docs/design.md ("Layers: who may import whom") states it:
-//! each top-level module imports only what its row of the layer table allows, and no two files
-//! of `src/` import each other (directly or round a longer cycle). Read from the source text:
-//! every `crate::…` and `super::…` path outside a file's `#[cfg(test)]` tail counts.
+//! each top-level module imports only what its row of the layer table allows, no two files of
+//! `src/` import each other (directly or round a longer cycle), and the command layer (`cmd`)
+//! only commands: each of its files parses flags, calls the library and prints, in at most
+//! `CMD_LINES` lines, and none runs a runtime, a thread or a worker pool of its own. Read from
+//! the source text: every `crate::…` and `super::…` path outside a file's `#[cfg(test)]` tail
+//! counts.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// docs/design.md's layer table: a top-level module and the thresher modules it may import.
+/// `cmd` (every module below it), `main.rs` and `lib.rs` are in no row: nothing else may import
+/// `cmd`, and `cli` is imported by `cmd` alone.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("dom", &[]),
     ("output", &[]),
     ("pool", &[]),
     ("warc", &[]),
-    ("eval", &[]),
     ("memory", &[]),
     ("cluster", &[]),
     ("template", &["dom"]),
     ("detect", &["dom", "template"]),
+    ("eval", &["detect", "dom", "pool", "template"]),
     ("config", &["detect", "template"]),
     ("store", &["dom", "output"]),
     ("crawl", &["config", "dom", "memory", "store", "warc"]),
@@ -26,13 +31,42 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "config", "crawl", "detect", "dom", "memory", "output", "pool", "store", "template",
         ],
     ),
+    (
+        "clean",
+        &["crawl", "detect", "dom", "output", "pool", "warc"],
+    ),
+    (
+        "inspect",
+        &["crawl", "detect", "dom", "learn", "store", "template"],
+    ),
     ("progress", &["crawl"]),
     (
         "corpus",
         &["crawl", "dom", "output", "pool", "store", "template"],
     ),
     ("status", &["crawl", "output", "progress", "store"]),
+    (
+        "run",
+        &[
+            "cluster", "config", "crawl", "learn", "memory", "output", "status", "store",
+        ],
+    ),
     ("cli", &["corpus", "detect", "template"]),
+];
+
+/// The longest a file of the command layer may be.
+const CMD_LINES: usize = 400;
+
+/// What a command must leave to the library: its own runtime, threads, tasks or worker pool.
+const CMD_MAY_NOT: &[&str] = &[
+    "block_on",
+    "Runtime",
+    "tokio::spawn",
+    "spawn_blocking",
+    "thread::spawn",
+    "thread::scope",
+    "parallel_map",
+    "JoinSet",
 ];
 
 fn src() -> PathBuf {
@@ -190,7 +224,7 @@ fn each_module_imports_only_what_the_layer_table_allows() {
         let from = module_of(&file);
         let Some(top) = from.first() else { continue };
         let Some(may) = allowed.get(top.as_str()) else {
-            // cmd (everything below it), main.rs and lib.rs are not restricted here.
+            // cmd (everything below it), main.rs and lib.rs are in no row.
             assert!(
                 matches!(top.as_str(), "cmd" | "main") || from.is_empty(),
                 "{} is in no row of the layer table (docs/design.md)",
@@ -209,6 +243,54 @@ fn each_module_imports_only_what_the_layer_table_allows() {
     assert!(
         wrong.is_empty(),
         "imports the layer table (docs/design.md) does not allow:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn only_cmd_imports_cli() {
+    let mut wrong = Vec::new();
+    for (file, targets) in graph() {
+        let top = module_of(&file).first().cloned().unwrap_or_default();
+        let names_cli = targets.iter().any(|t| t == Path::new("cli.rs"));
+        if names_cli && !matches!(top.as_str(), "cmd" | "main" | "cli") {
+            wrong.push(file.display().to_string());
+        }
+    }
+    assert!(wrong.is_empty(), "import the flags (`cli`): {wrong:?}");
+}
+
+/// The command layer only commands: short files that parse flags, call the library and print;
+/// a crawl run, a cluster worker, a clean, an inspect report or an evaluation is library work.
+#[test]
+fn the_command_layer_runs_no_work_of_its_own() {
+    let mut all = Vec::new();
+    files(&src(), &mut all);
+    let cmd: Vec<&PathBuf> = all
+        .iter()
+        .filter(|f| module_of(f).first().is_some_and(|m| m == "cmd"))
+        .collect();
+    assert!(cmd.len() >= 8, "read {} files of src/cmd/", cmd.len());
+    let mut wrong = Vec::new();
+    for file in cmd {
+        let text = std::fs::read_to_string(src().join(file)).expect("a source file is readable");
+        let lines = text.lines().count();
+        if lines > CMD_LINES {
+            wrong.push(format!(
+                "{} has {lines} lines (at most {CMD_LINES})",
+                file.display()
+            ));
+        }
+        let code = code(file);
+        for word in CMD_MAY_NOT {
+            if code.contains(word) {
+                wrong.push(format!("{} names `{word}`", file.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the command layer does work the library should (docs/design.md, \"Layers\"):\n{}",
         wrong.join("\n")
     );
 }

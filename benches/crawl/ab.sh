@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Alternated runs of the crawl benchmark (benches/crawl.rs), for comparing settings or binaries
 # on this noisy shared machine: ROUNDS rounds, each running every SPEC once in the order given,
-# then the median pages/s, crawler CPU and peak RSS per SPEC (docs/benchmarks.md, "Measuring").
+# then the median pages/s, crawler CPU and peak RSS per SPEC (docs/benchmarks.md, "Reproducing them").
 #
 # Usage: benches/crawl/ab.sh ROUNDS OUT SPEC... [-- EXTRA_BENCH_ARGS...]   (order rotates per round)
 #   SPEC = LABEL=off|on[,bin=PATH][,arg=FLAG][,env=K=V]   (on/off: --inline-clean; arg and env
@@ -28,7 +28,7 @@ bench=${BENCH:-$(ls -t "$here"/target/release/deps/crawl-* 2>/dev/null | grep -v
 [ -x "$bench" ] || { echo "no crawl benchmark binary: cargo bench --bench crawl --no-run" >&2; exit 1; }
 root=${AB_DIR:-/work/ab-runs}/$(date +%s)
 mkdir -p "$root"
-# Round r runs the SPECs rotated by r: the first run of a round was faster here (session 10: the
+# Round r runs the SPECs rotated by r: the first run of a round was faster here (the
 # same two builds measured -4.7 % one way round and +0.8 % the other), so each SPEC takes each
 # place in turn.
 n=${#specs[@]}

@@ -53,7 +53,7 @@ pub const APPEND_RETRY: std::time::Duration = std::time::Duration::from_secs(30)
 pub const MARKER_HEADER: &str = "Thresher-Takeover";
 
 /// What a record of the crawl's is ([`PartitionLog::append_record`]); the header
-/// [`KIND_HEADER`] names it.
+/// `KIND_HEADER` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// One fetch's WARC records (gzip members: the response or revisit, then the request),
@@ -150,7 +150,7 @@ impl PartitionLog {
         self.publish(HeaderMap::new(), record).await
     }
 
-    /// Append a record of `kind`, in parts of at most [`CHUNK_BYTES`] when it is larger (each
+    /// Append a record of `kind`, in parts of at most `CHUNK_BYTES` when it is larger (each
     /// part fenced as any append is). `Stored` carries the last part's sequence: the record is
     /// in the log once that part is. A writer fenced between parts leaves the parts before in
     /// the log, which a replay drops, as it drops every record it cannot read whole.

@@ -4,9 +4,8 @@
 //! fenced partition logs, their snapshots and the links handed between partitions.
 //!
 //! Owns: every name and setting in the engine, and the only use of `async-nats`. Imports no other
-//! thresher module; `cmd::cluster` (and, next, the crawl) build on it. Built so far: `cluster
-//! init`, `status --cluster`, the leases, the shares, the logs and the link inboxes; the crawl over partitions is
-//! the next step (docs/cluster.md, "Status").
+//! thresher module; the cluster worker that drives a crawl over partitions (`run::cluster`) and
+//! `cmd::cluster` build on it.
 
 mod lease;
 mod links;
@@ -68,6 +67,8 @@ pub enum ClusterError {
     InvalidSpec(String),
     #[error("JetStream: {context}: {message}")]
     Engine { context: String, message: String },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(String),
 }
 
 impl ClusterError {

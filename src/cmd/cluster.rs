@@ -15,14 +15,34 @@ pub enum ClusterCmdError {
          `cargo build --release --features cluster` (docs/cluster.md)"
     )]
     NotBuilt,
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(std::io::Error),
 }
 
 pub fn run(args: &ClusterArgs) -> Result<(), ClusterCmdError> {
     #[cfg(feature = "cluster")]
     {
-        runtime()?.block_on(run_async(args))
+        use crate::cli::ClusterCommand;
+        use crate::cluster::{Init, Spec};
+        match &args.command {
+            ClusterCommand::Init(a) => {
+                let spec = Spec {
+                    partitions: a.partitions,
+                    replicas: a.replicas,
+                    lease_ttl: a.lease_ttl,
+                };
+                let what = match crate::run::cluster::init(&a.nats, &spec)? {
+                    Init::Created => "created",
+                    Init::AlreadyThere => "already initialised with the same spec; checked",
+                };
+                println!(
+                    "Cluster at {}: {what} ({} partitions, {} replica(s), lease TTL {}).",
+                    a.nats,
+                    spec.partitions,
+                    spec.replicas,
+                    humantime::format_duration(spec.lease_ttl)
+                );
+            }
+        }
+        Ok(())
     }
     #[cfg(not(feature = "cluster"))]
     {
@@ -35,14 +55,11 @@ pub fn run(args: &ClusterArgs) -> Result<(), ClusterCmdError> {
 pub fn status(urls: &str, json: bool) -> Result<String, ClusterCmdError> {
     #[cfg(feature = "cluster")]
     {
-        runtime()?.block_on(async {
-            let engine = crate::cluster::Engine::connect(urls).await?;
-            let report = engine.report().await?;
-            Ok(if json {
-                super::json_text(&report)
-            } else {
-                report.render()
-            })
+        let report = crate::run::cluster::report(urls)?;
+        Ok(if json {
+            super::json_text(&report)
+        } else {
+            report.render()
         })
     }
     #[cfg(not(feature = "cluster"))]
@@ -50,43 +67,6 @@ pub fn status(urls: &str, json: bool) -> Result<String, ClusterCmdError> {
         let _ = (urls, json);
         Err(ClusterCmdError::NotBuilt)
     }
-}
-
-#[cfg(feature = "cluster")]
-fn runtime() -> Result<tokio::runtime::Runtime, ClusterCmdError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(ClusterCmdError::Runtime)
-}
-
-#[cfg(feature = "cluster")]
-async fn run_async(args: &ClusterArgs) -> Result<(), ClusterCmdError> {
-    use crate::cli::ClusterCommand;
-    use crate::cluster::{Engine, Init, Spec};
-    match &args.command {
-        ClusterCommand::Init(a) => {
-            let spec = Spec {
-                partitions: a.partitions,
-                replicas: a.replicas,
-                lease_ttl: a.lease_ttl,
-            };
-            spec.validate()?;
-            let engine = Engine::connect(&a.nats).await?;
-            let what = match engine.init(&spec).await? {
-                Init::Created => "created",
-                Init::AlreadyThere => "already initialised with the same spec; checked",
-            };
-            println!(
-                "Cluster at {}: {what} ({} partitions, {} replica(s), lease TTL {}).",
-                a.nats,
-                spec.partitions,
-                spec.replicas,
-                humantime::format_duration(spec.lease_ttl)
-            );
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! deduplication (`corpus` does the work; this parses the flags, shows a progress bar and prints
 //! the summary). Reads only the store, so it works on a finished or an interrupted crawl (it
 //! exports what is cleaned). With `--cluster`, a cluster crawl's corpus is gathered into the data
-//! directory first (`cmd::export_cluster`).
+//! directory first (`run::gather`).
 
 use std::path::PathBuf;
 
@@ -102,8 +102,13 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
 fn gather(urls: &str, config: &crate::config::Config, quiet: bool) -> Result<(), ExportError> {
     #[cfg(feature = "cluster")]
     {
-        let gathering = super::export_cluster::gather(urls, config, quiet)
-            .map_err(|e| ExportError::Cluster(e.to_string()))?;
+        let progress = crate::progress::Progress::new(Mode::detect(quiet));
+        let shown = progress.clone();
+        let gathered = crate::run::gather::gather(urls, config, move |event| {
+            super::crawl::show(&shown, event)
+        });
+        progress.finish();
+        let gathering = gathered.map_err(|e| ExportError::Cluster(e.to_string()))?;
         if !quiet {
             eprintln!("{}", gathering.line(&config.crawl.data_dir));
         }

@@ -12,12 +12,8 @@ pub mod changes;
 pub mod clean;
 pub mod cluster;
 pub mod crawl;
-#[cfg(feature = "cluster")]
-pub mod crawl_cluster;
 pub mod eval;
 pub mod export;
-#[cfg(feature = "cluster")]
-pub mod export_cluster;
 pub mod inspect;
 pub mod status;
 

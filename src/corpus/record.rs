@@ -1,5 +1,5 @@
 //! One exported page (`Record`) and the columns an export can hold (`Field`): their names, their
-//! order, their types in every format, and `--fields` parsing. The README's schema section
+//! order, their types in every format, and `--fields` parsing. docs/usage.md, "Export schema",
 //! describes these columns; `Field::ALL` is the default and the canonical order.
 
 use super::CorpusError;

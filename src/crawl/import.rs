@@ -113,7 +113,7 @@ pub fn check_finished(store: &crate::store::Store) -> Result<(), ImportError> {
 }
 
 /// Import `files` into `ctx`'s store, telling `events` of each page stored. Records are read
-/// on a blocking thread and parsed as the crawl parses pages (at most [`IN_FLIGHT`] bodies
+/// on a blocking thread and parsed as the crawl parses pages (at most `IN_FLIGHT` bodies
 /// wait in memory); a problem record is logged, counted and skipped.
 pub async fn import(
     ctx: &Arc<Ctx>,

@@ -608,7 +608,8 @@ impl Scheduler {
 
     /// Start what is due. Every dispatch either starts a job, consumes queue entries, or moves
     /// its origin to a later time: an origin that is due again after a dispatch that did none
-    /// of these would spin the loop (the freeze of issue 10), so it is held back and logged.
+    /// of these would spin the loop (a freeze once seen on a hostile origin), so it is held back
+    /// and logged.
     fn dispatch_ready(&mut self) -> Result<(), CrawlError> {
         let now = Instant::now();
         let mut budget = DISPATCH_BUDGET;
@@ -649,107 +650,146 @@ impl Scheduler {
     /// Start the origin's next job (robots.txt first), if politeness allows. `Ok(true)` when
     /// it started a job or consumed queue entries.
     fn dispatch(&mut self, id: u32, now: Instant) -> Result<bool, CrawlError> {
-        let cfg = self.ctx.config.clone();
-        let Some(o) = self.origins.get_mut(&id) else {
+        if !self.origins.contains_key(&id) {
             return Ok(false);
-        };
-        if let Some(p) = &self.ctx.partitioned {
-            if !(p.owns)(&o.site) {
-                // Another worker's partition (or none's yet): look again later.
-                o.handed = true;
-                o.polite.hold_until(now + GATE_HOLD);
-                return Ok(false);
-            }
-            if o.reload {
-                // Back from another worker: wait for this worker's own work on the origin to
-                // end, then read its queue anew (what the other fetched meanwhile came with
-                // the partition's log, and is consumed without a request).
-                let site_busy = self.site_in_flight.get(&o.site).copied().unwrap_or(0) > 0;
-                if o.in_flight > 0 || site_busy {
-                    o.polite.hold_until(now + GATE_HOLD);
-                    return Ok(false);
-                }
-                let queued = self
-                    .ctx
-                    .store
-                    .queue_lengths()?
-                    .get(&id)
-                    .copied()
-                    .unwrap_or(0);
-                let site = o.site.clone();
-                let before = o.queued;
-                o.reload = false;
-                o.cursor = 0;
-                o.buffer.clear();
-                o.queued = queued;
-                self.stats.queued.fetch_add(queued, Relaxed);
-                self.stats
-                    .queued
-                    .fetch_sub(before.min(self.stats.queued.load(Relaxed)), Relaxed);
-                self.stats.host(&site, |h| {
-                    h.queued = (h.queued + queued).saturating_sub(before)
-                });
-                return Ok(true);
-            }
-            if std::mem::take(&mut o.handed) && !o.polite.delay().is_zero() {
-                // Just became this worker's: its previous owner answered its last request
-                // before giving the partition up, so one delay from now keeps the gap.
-                o.polite.completed(now);
-                return Ok(false);
-            }
         }
-        let robots_stale = match &o.robots {
+        if let Some(progressed) = self.partition_gate(id, now)? {
+            return Ok(progressed);
+        }
+        if let Some(progressed) = self.robots_first(id, now) {
+            return Ok(progressed);
+        }
+        self.start_next_entry(id, now)
+    }
+
+    /// A cluster worker's gate: `Some` when the origin may not start a request now (another
+    /// worker's partition, a queue to read anew, a handover's delay), with whether the
+    /// dispatch progressed; `None` when it may (and always on one machine).
+    fn partition_gate(&mut self, id: u32, now: Instant) -> Result<Option<bool>, CrawlError> {
+        let Some(p) = &self.ctx.partitioned else {
+            return Ok(None);
+        };
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if !(p.owns)(&o.site) {
+            // Another worker's partition (or none's yet): look again later.
+            o.handed = true;
+            o.polite.hold_until(now + GATE_HOLD);
+            return Ok(Some(false));
+        }
+        if o.reload {
+            return self.reload_queue(id, now).map(Some);
+        }
+        if std::mem::take(&mut o.handed) && !o.polite.delay().is_zero() {
+            // Just became this worker's: its previous owner answered its last request before
+            // giving the partition up, so one delay from now keeps the gap.
+            o.polite.completed(now);
+            return Ok(Some(false));
+        }
+        Ok(None)
+    }
+
+    /// An origin back from another worker: once this worker's own work on it has ended, its
+    /// queue is read anew from the store (what the other fetched meanwhile came with the
+    /// partition's log, and is consumed without a request). Whether it was read.
+    fn reload_queue(&mut self, id: u32, now: Instant) -> Result<bool, CrawlError> {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        let site_busy = self.site_in_flight.get(&o.site).copied().unwrap_or(0) > 0;
+        if o.in_flight > 0 || site_busy {
+            o.polite.hold_until(now + GATE_HOLD);
+            return Ok(false);
+        }
+        let queued = self
+            .ctx
+            .store
+            .queue_lengths()?
+            .get(&id)
+            .copied()
+            .unwrap_or(0);
+        let site = o.site.clone();
+        let before = o.queued;
+        o.reload = false;
+        o.cursor = 0;
+        o.buffer.clear();
+        o.queued = queued;
+        self.stats.queued.fetch_add(queued, Relaxed);
+        self.stats
+            .queued
+            .fetch_sub(before.min(self.stats.queued.load(Relaxed)), Relaxed);
+        self.stats.host(&site, |h| {
+            h.queued = (h.queued + queued).saturating_sub(before)
+        });
+        Ok(true)
+    }
+
+    /// robots.txt before any other URL of the origin: `Some` when it decides the dispatch
+    /// (robots.txt being fetched, started now, or unreachable and holding the queue), with
+    /// whether the dispatch progressed; `None` when the rules are known and fresh.
+    fn robots_first(&mut self, id: u32, now: Instant) -> Option<bool> {
+        let token = &self.ctx.config.fetch.robots_token;
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        let stale = match &o.robots {
             Robots::Ignored => false,
             Robots::Unknown => true,
-            Robots::Fetching => return Ok(false),
+            Robots::Fetching => return Some(false),
             Robots::Known { entry, expires } => {
-                *expires <= now
-                    || entry.needs_fetch(std::time::SystemTime::now(), &cfg.fetch.robots_token)
+                *expires <= now || entry.needs_fetch(std::time::SystemTime::now(), token)
             }
         };
-        if let (false, Robots::Known { entry, expires }) = (robots_stale, &o.robots) {
-            if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
-                // robots.txt unreachable: hold the queue (don't consume it) until we may retry.
-                // Politeness holds the origin, so `schedule` puts it at that time (before, it
-                // put it back at its past ready time: the loop spun at 100 % CPU).
-                let at = *expires;
-                o.polite.hold_until(at);
-                return Ok(false);
+        if !stale {
+            if let Robots::Known { entry, expires } = &o.robots {
+                if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
+                    // robots.txt unreachable: hold the queue (don't consume it) until we may
+                    // retry. Politeness holds the origin, so `schedule` puts it at that time
+                    // (before, it put it back at its past ready time: the loop spun at 100 %
+                    // CPU).
+                    let at = *expires;
+                    o.polite.hold_until(at);
+                    return Some(false);
+                }
             }
+            return None;
         }
-        if robots_stale {
-            let previous = match &o.robots {
-                Robots::Known { entry, .. } => Some(entry.clone()),
-                _ => None,
-            };
-            let Some(base) = o.base.clone() else {
-                o.parked = true;
-                return Ok(true);
-            };
-            if let Err(t) = o.polite.try_start(now) {
-                o.polite.hold_until(t);
-                return Ok(false);
-            }
-            o.robots = Robots::Fetching;
-            o.in_flight += 1;
-            let site = o.site.clone();
-            self.in_flight += 1;
-            self.stats.in_flight.fetch_add(1, Relaxed);
-            self.job_started(&site);
-            let ctx = self.ctx.clone();
-            self.tasks.spawn(worker::run_task(
-                ctx,
-                Job::Robots {
-                    origin_id: id,
-                    origin: base,
-                    previous,
-                },
-            ));
-            return Ok(true);
-        }
+        Some(self.start_robots(id, now))
+    }
 
-        // Skip disallowed entries without touching the server; bounded per call in entries and
-        // in matching work.
+    /// Fetch the origin's robots.txt now, if politeness allows; whether the dispatch
+    /// progressed (an origin without a base URL is set aside).
+    fn start_robots(&mut self, id: u32, now: Instant) -> bool {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        let previous = match &o.robots {
+            Robots::Known { entry, .. } => Some(entry.clone()),
+            _ => None,
+        };
+        let Some(base) = o.base.clone() else {
+            o.parked = true;
+            return true;
+        };
+        if let Err(t) = o.polite.try_start(now) {
+            o.polite.hold_until(t);
+            return false;
+        }
+        o.robots = Robots::Fetching;
+        o.in_flight += 1;
+        let site = o.site.clone();
+        self.in_flight += 1;
+        self.stats.in_flight.fetch_add(1, Relaxed);
+        self.job_started(&site);
+        let ctx = self.ctx.clone();
+        self.tasks.spawn(worker::run_task(
+            ctx,
+            Job::Robots {
+                origin_id: id,
+                origin: base,
+                previous,
+            },
+        ));
+        true
+    }
+
+    /// Start the origin's next queued entry: entries robots.txt disallows are consumed without
+    /// touching the server (bounded per call in entries and in matching work), a page limit
+    /// puts the entry back, politeness may hold it. Whether the dispatch progressed.
+    fn start_next_entry(&mut self, id: u32, now: Instant) -> Result<bool, CrawlError> {
         let mut work = 0usize;
         for skipped in 0..256 {
             if work > MATCH_BUDGET {
@@ -759,53 +799,12 @@ impl Scheduler {
             let Some((seq, entry)) = self.next_entry(id)? else {
                 return Ok(skipped > 0);
             };
-            let o = self.origins.get_mut(&id).expect("invariant: origin exists");
-            let site = o.site.clone();
-            if entry.kind == EntryKind::Page {
-                let max = cfg.crawl.max_pages;
-                let per_host = cfg.crawl.max_pages_per_host;
-                let full = (max > 0 && self.stored_total + self.pages_in_flight >= max)
-                    || (per_host > 0
-                        && self.ctx.store.site_counters(&site).pages
-                            + self.site_in_flight.get(&site).copied().unwrap_or(0)
-                            >= per_host);
-                if full && o.revisits > 0 {
-                    // A limit holds new pages, not the revisits of stored ones: this origin's
-                    // revisits go on, its new pages wait for the next run.
-                    o.pages_blocked = true;
-                    self.unpop(id, seq, entry);
-                    return Ok(true);
-                }
-                // A limit counts the pages in flight too, but only stored pages end it: an
-                // in-flight page that fails gives its slot back (the limit was missed by one).
-                if max > 0 && self.stored_total + self.pages_in_flight >= max {
-                    self.unpop(id, seq, entry);
-                    if self.stored_total >= max {
-                        self.limit_reached = true;
-                        self.note_left(format!("max_pages ({max}) reached"));
-                    } else {
-                        self.limit_held = true;
-                    }
-                    return Ok(true);
-                }
-                let per_host = cfg.crawl.max_pages_per_host;
-                let stored = self.ctx.store.site_counters(&site).pages;
-                let in_flight = self.site_in_flight.get(&site).copied().unwrap_or(0);
-                if per_host > 0 && stored + in_flight >= per_host {
-                    self.unpop(id, seq, entry);
-                    let o = self.origins.get_mut(&id).expect("invariant: origin exists");
-                    if stored >= per_host {
-                        o.parked = true;
-                        self.note_left(format!(
-                            "max_pages_per_host ({per_host}) reached for {site}"
-                        ));
-                    } else {
-                        o.held = true;
-                        self.held_sites.entry(site).or_default().push(id);
-                    }
-                    return Ok(true);
-                }
+            let site = self.origins[&id].site.clone();
+            if entry.kind == EntryKind::Page && self.page_limit_holds(id, &site) {
+                self.unpop(id, seq, entry);
+                return Ok(true);
             }
+            let o = self.origins.get_mut(&id).expect("invariant: origin exists");
             let allowed = match (&o.robots, Url::parse(&entry.url)) {
                 (Robots::Known { entry: robots, .. }, Ok(u)) => {
                     work += robots.policy.rule_count() * entry.url.len();
@@ -824,30 +823,81 @@ impl Scheduler {
                 self.unpop(id, seq, entry);
                 return Ok(skipped > 0);
             }
-            o.in_flight += 1;
-            self.in_flight += 1;
-            self.stats.in_flight.fetch_add(1, Relaxed);
-            self.job_started(&site);
-            if entry.kind == EntryKind::Page {
-                self.pages_in_flight += 1;
-                *self.site_in_flight.entry(site).or_default() += 1;
-            }
-            if entry.kind == EntryKind::Revisit {
-                self.stats.revisits.fetch_add(1, Relaxed);
-            }
-            let ctx = self.ctx.clone();
-            self.tasks.spawn(worker::run_task(
-                ctx,
-                Job::Entry {
-                    origin_id: id,
-                    slot: seq,
-                    entry,
-                },
-            ));
+            self.start_entry(id, site, seq, entry);
             return Ok(true);
         }
         // Many disallowed entries in a row: `schedule` brings it back right away.
         Ok(true)
+    }
+
+    /// Whether a page limit (`max_pages`, `max_pages_per_host`) keeps the origin's next page
+    /// from starting; if so, the origin's state says how long (the caller puts the page back).
+    /// A limit counts the pages in flight too, but only stored pages end it: an in-flight page
+    /// that fails gives its slot back (the limit was missed by one).
+    fn page_limit_holds(&mut self, id: u32, site: &str) -> bool {
+        let crawl = &self.ctx.config.crawl;
+        let (max, per_host) = (crawl.max_pages, crawl.max_pages_per_host);
+        let stored = self.ctx.store.site_counters(site).pages;
+        let in_flight = self.site_in_flight.get(site).copied().unwrap_or(0);
+        let total_full = max > 0 && self.stored_total + self.pages_in_flight >= max;
+        let site_full = per_host > 0 && stored + in_flight >= per_host;
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if (total_full || site_full) && o.revisits > 0 {
+            // A limit holds new pages, not the revisits of stored ones: this origin's revisits
+            // go on, its new pages wait for the next run.
+            o.pages_blocked = true;
+            return true;
+        }
+        if total_full {
+            if self.stored_total >= max {
+                self.limit_reached = true;
+                self.note_left(format!("max_pages ({max}) reached"));
+            } else {
+                self.limit_held = true;
+            }
+            return true;
+        }
+        if site_full {
+            if stored >= per_host {
+                o.parked = true;
+                self.note_left(format!(
+                    "max_pages_per_host ({per_host}) reached for {site}"
+                ));
+            } else {
+                o.held = true;
+                self.held_sites
+                    .entry(site.to_string())
+                    .or_default()
+                    .push(id);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Count the entry's request as in flight and spawn its job.
+    fn start_entry(&mut self, id: u32, site: String, seq: Slot, entry: QueueEntry) {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        o.in_flight += 1;
+        self.in_flight += 1;
+        self.stats.in_flight.fetch_add(1, Relaxed);
+        self.job_started(&site);
+        if entry.kind == EntryKind::Page {
+            self.pages_in_flight += 1;
+            *self.site_in_flight.entry(site).or_default() += 1;
+        }
+        if entry.kind == EntryKind::Revisit {
+            self.stats.revisits.fetch_add(1, Relaxed);
+        }
+        let ctx = self.ctx.clone();
+        self.tasks.spawn(worker::run_task(
+            ctx,
+            Job::Entry {
+                origin_id: id,
+                slot: seq,
+                entry,
+            },
+        ));
     }
 
     /// The origin's next entry: its FIFO queue first (robots.txt's sitemaps, new links), then

@@ -616,7 +616,7 @@ fn page_processing(
 ) -> Processing {
     Box::pin(async move {
         // A huge page waits for no other huge page to be parsing, before taking a core, so
-        // small pages keep parsing meanwhile (issue 10: two at once were the crawl's peak).
+        // small pages keep parsing meanwhile (two at once were the crawl's peak).
         let huge_turn = crate::memory::huge_parse_turn(resp.body.len() as u64).await;
         let permit = ctx
             .cpu
@@ -667,7 +667,7 @@ fn page_processing(
                     .map_err(Into::into),
             };
             // A huge page's parse and commit freed far more than the crawl keeps (its DOM, its
-            // links on their way to the queue): give it back before the next one (issue 10).
+            // links on their way to the queue): give it back before the next one.
             let bytes = resp.body.len() as u64;
             drop(resp);
             crate::memory::release_after(bytes);
@@ -853,7 +853,7 @@ fn redirect(
 ///
 /// A page's links go to the store in batches of [`DISCOVER_BATCH`] as they are found (the
 /// returned `Enqueued`, in page order; the commit keeps the last, partial batch): a huge page's
-/// links were one vector of queue entries, held until the page's own commit (issue 10: 230,000
+/// links were one vector of queue entries, held until the page's own commit (230,000
 /// links, ~40 MB a page, three such pages waiting for the commit lock at once). As with one big
 /// commit, the URLs are queued and seen before the page is stored: a crash in between fetches
 /// the page again and finds its links seen.
@@ -869,7 +869,7 @@ fn process_page(
     let mut early = Vec::new();
     // A huge page parses on a thread of its own, giving back what its `Rc` tree frees as it
     // goes: its tree, arena and links are then not spread among the store's long-lived
-    // allocations, and the heap it used goes back to the OS whole (issue 10, `links3`).
+    // allocations, and the heap it used goes back to the OS whole (`links3`).
     let huge = resp.body.len() as u64 >= crate::memory::HUGE_PAGE_BYTES;
     let parse = || {
         let decoded = dom::charset::decode_html(&resp.body, resp.content_type.as_deref());

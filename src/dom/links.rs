@@ -1,6 +1,6 @@
 //! A page's links (`<a href>`, `<area href>`), in document order, kept compact: every `href`
 //! in one string, so a page of hundreds of thousands of links is two allocations, not one per
-//! link (issue 10: the per-link strings, allocated while html5ever's tree was being freed, were
+//! link (the per-link strings, allocated while html5ever's tree was being freed, were
 //! spread over all of its pages and kept them resident after the tree was gone).
 
 /// One link of a page, borrowed from its [`Links`].
@@ -94,7 +94,7 @@ mod tests {
         assert_eq!((&links).into_iter().count(), 3);
     }
 
-    /// Issue 10 (`links3`): one `String` per link, allocated while html5ever's tree was being
+    /// Regression (`links3`): one `String` per link, allocated while html5ever's tree was being
     /// freed, kept most of the tree's pages resident until the links were in the store.
     #[test]
     fn links_of_a_page_are_kept_in_one_string_not_one_per_link() {

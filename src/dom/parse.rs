@@ -792,7 +792,7 @@ mod tests {
     use crate::dom::paths::path_string;
     use crate::dom::tree::KNOWN_TAGS;
 
-    /// Issue 10: a page of 230,000 links held its whole `Rc` DOM until the arena was complete.
+    /// Regression: a page of 230,000 links held its whole `Rc` DOM until the arena was complete.
     #[test]
     fn flatten_frees_each_rc_node_once_it_is_in_the_arena() {
         let html = "<html><body><p>a</p><div><a href=/x>x</a></div><p>b</p></body></html>";
@@ -1047,7 +1047,7 @@ mod tests {
         );
     }
 
-    /// Issue 10: a huge page's DOM read back from the store grew by doubling (up to twice its
+    /// Regression: a huge page's DOM read back from the store grew by doubling (up to twice its
     /// size, three times while copying).
     #[test]
     fn dom_read_back_from_bytes_reserves_exactly_its_nodes() {
@@ -1065,7 +1065,7 @@ mod tests {
         assert!(Dom::from_bytes(&lying).is_err());
     }
 
-    /// Issue 10 (`links3`): a huge page's freed `Rc` nodes stayed resident until its whole
+    /// Regression (`links3`): a huge page's freed `Rc` nodes stayed resident until its whole
     /// arena was built; the caller now gets to give them back every `RELEASE_EVERY` nodes.
     #[test]
     fn huge_page_flatten_releases_as_its_tree_is_freed() {

@@ -71,7 +71,7 @@ pub const MAX_ATTR: usize = 2048;
 /// The nodes read back with the capacity the encoding states (bounded by the arena's cap):
 /// serde's own `Vec` starts from a cautious hint (1 MiB of elements) and doubles, so a page of
 /// 460,000 nodes read back from the store took up to twice its size, and a moment three times
-/// it while the last doubling copied (issue 10: 134 MB for the 230,000-link pages).
+/// it while the last doubling copied (134 MB for the 230,000-link pages).
 fn nodes_sized<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Node>, D::Error> {
     struct Nodes;
     impl<'de> serde::de::Visitor<'de> for Nodes {

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use output::{Output, OutputError};
+pub use output::{Output, OutputError, WrittenPage, WrittenSink};
 pub use site::{LearnError, SiteLearner, SiteState, Step, MODEL_SAMPLE};
 
 use crate::config::Config;
@@ -90,15 +90,33 @@ pub struct Learner {
     config: Arc<Config>,
     store: Arc<Store>,
     stats: Arc<CrawlStats>,
+    /// Told of every page whose cleaned text is written.
+    written: Option<WrittenSink>,
 }
 
 impl Learner {
     pub fn spawn(config: Arc<Config>, store: Arc<Store>, stats: Arc<CrawlStats>) -> Learner {
+        Learner::spawn_notifying(config, store, stats, None)
+    }
+
+    /// [`Learner::spawn`], telling `written` (when given) of every page whose cleaned text is
+    /// written, by the incremental steps and by the end-of-crawl pass.
+    pub fn spawn_notifying(
+        config: Arc<Config>,
+        store: Arc<Store>,
+        stats: Arc<CrawlStats>,
+        written: Option<WrittenSink>,
+    ) -> Learner {
         let (tx, rx) = mpsc::channel();
-        let (c, s, st) = (config.clone(), store.clone(), stats.clone());
+        let (c, s, st, w) = (
+            config.clone(),
+            store.clone(),
+            stats.clone(),
+            written.clone(),
+        );
         let join = std::thread::Builder::new()
             .name("learner".into())
-            .spawn(move || run(&c, &s, &st, rx))
+            .spawn(move || run(&c, &s, &st, w, rx))
             .expect("invariant: a thread can be spawned");
         Learner {
             tx,
@@ -106,6 +124,7 @@ impl Learner {
             config,
             store,
             stats,
+            written,
         }
     }
 
@@ -124,7 +143,7 @@ impl Learner {
         let _ = self.tx.send(Msg::Finish);
         let (mut summary, finished) = self.join.join().unwrap_or_default();
         if finished {
-            let out = Output::new(&self.config.crawl.out_dir);
+            let out = Output::new(&self.config.crawl.out_dir).notify(self.written.clone());
             let learner = SiteLearner {
                 store: &self.store,
                 out: &out,
@@ -160,10 +179,11 @@ fn run(
     config: &Config,
     store: &Store,
     stats: &CrawlStats,
+    written: Option<WrittenSink>,
     rx: Receiver<Msg>,
 ) -> (LearnSummary, bool) {
     lower_priority();
-    let out = Output::new(&config.crawl.out_dir);
+    let out = Output::new(&config.crawl.out_dir).notify(written);
     let learner = SiteLearner {
         store,
         out: &out,
@@ -315,7 +335,7 @@ fn finish_all(
     sites.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     // Sites with a huge page take their pass one at a time (`HUGE_PASS`), and give the memory
     // it freed back before the next: two such passes at once each held a multi-megabyte page's
-    // DOM, the crawl's peak (issue 10). Other sites' passes still run beside them.
+    // DOM, the crawl's peak. Other sites' passes still run beside them.
     // The pool's threads are spawned from this thread (`Learner::finish`'s caller, not the
     // learner thread), so they run at the crawl's priority. A site whose pass panics is left out
     // of the summary; the other sites' results are kept.
@@ -505,7 +525,7 @@ mod tests {
         (dir, store, learner)
     }
 
-    /// Issue 11: after a resume of the 1M crawl every site had thousands of unclustered pages
+    /// Regression: after a resume of the 1M crawl every site had thousands of unclustered pages
     /// pending, and one step over them all was the crawl's peak while fetching.
     #[test]
     fn after_a_resume_a_step_takes_at_most_step_pages_of_a_sites_pending_pages() {
@@ -558,7 +578,7 @@ mod tests {
         }
     }
 
-    /// Issue 11: the crawl threads' arenas kept what fetching freed under the pass's peak.
+    /// Regression: the crawl threads' arenas kept what fetching freed under the pass's peak.
     #[test]
     fn the_end_of_crawl_pass_gives_freed_heap_back_before_it_and_after_each_site() {
         let (_dir, store, learner) =

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::crawl::url::{page_stem, without_credentials};
 use crate::output::{site_dir_name, write_atomic};
@@ -26,15 +27,60 @@ pub enum OutputError {
     },
 }
 
+/// A page whose cleaned text was just written to its file (what [`Output::notify`]'s callback
+/// is told).
+#[derive(Clone, Copy)]
+pub struct WrittenPage<'a> {
+    pub site: &'a str,
+    pub page_id: u64,
+    /// The page's cluster in its site's clustering.
+    pub cluster: u32,
+    pub text: &'a str,
+    /// `OUT/<site>/<page id>.txt`.
+    pub path: &'a Path,
+    store: &'a Store,
+}
+
+impl WrittenPage<'_> {
+    /// The page's URL (credentials removed), read from the store when asked: one record read.
+    pub fn url(&self) -> Option<String> {
+        let meta = self.store.page(self.page_id).ok().flatten()?;
+        Some(without_credentials(&meta.url).into_owned())
+    }
+}
+
+impl std::fmt::Debug for WrittenPage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WrittenPage")
+            .field("site", &self.site)
+            .field("page_id", &self.page_id)
+            .field("cluster", &self.cluster)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A callback told of every page whose cleaned text is written. It runs on the learner's
+/// threads, in the middle of a step: it should be quick.
+pub type WrittenSink = Arc<dyn Fn(&WrittenPage<'_>) + Send + Sync>;
+
 pub struct Output {
     dir: PathBuf,
+    notify: Option<WrittenSink>,
 }
 
 impl Output {
     pub fn new(dir: &Path) -> Output {
         Output {
             dir: dir.to_path_buf(),
+            notify: None,
         }
+    }
+
+    /// Tell `sink` (when given) of every page whose text file this output writes.
+    pub fn notify(mut self, sink: Option<WrittenSink>) -> Output {
+        self.notify = sink;
+        self
     }
 
     pub fn site_dir(&self, site: &str) -> PathBuf {
@@ -106,6 +152,16 @@ impl Output {
             path: path.clone(),
             source,
         })?;
+        if let Some(notify) = &self.notify {
+            notify(&WrittenPage {
+                site,
+                page_id: id,
+                cluster,
+                text: &text,
+                path: &path,
+                store,
+            });
+        }
         batch.cleaned(
             site,
             id,

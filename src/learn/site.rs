@@ -50,7 +50,7 @@ pub const SAVE_INTERVAL: Duration = Duration::from_secs(60);
 /// New pages one incremental step takes at most; the rest wait for the site's next step. After
 /// a resume every site has all its unclustered pages pending at once (thousands a site at 1M
 /// pages), and one step over them all held their path sets, texts and one write batch of them
-/// together: the 1M crawl's peaks while fetching (issue 11; docs/benchmarks.md, "Schema 8").
+/// together: the 1M crawl's peaks while fetching (docs/benchmarks.md, "Memory").
 pub const STEP_PAGES: usize = 1024;
 
 /// Texts a step writes per store batch (as the end-of-crawl pass does per `LEARN_SAMPLE`
@@ -344,7 +344,7 @@ impl SiteLearner<'_> {
     ) -> Result<Pass, LearnError> {
         // Each page's `p` record read once: its reference then reads the path set now and
         // the DOM later, and clustering takes the path sets from memory (every `p` read pulls
-        // a leaf of the whole tree into sled's cache; issue 11).
+        // a leaf of the whole tree into sled's cache).
         let (ids, records) = self.site_records(
             site,
             |store, site, id| {
@@ -371,7 +371,7 @@ impl SiteLearner<'_> {
         }
         drop(leaving);
         // Borrowed, not cloned: after a crawl nearly every page is missing, and a copy of the
-        // site's path sets was a third of the pass's working set (issue 11).
+        // site's path sets was a third of the pass's working set.
         let missing: Vec<(u64, &[u64])> = ids
             .iter()
             .zip(&sets)
@@ -1230,7 +1230,7 @@ mod tests {
     }
 
     /// The end-of-crawl pass cleans a page again only when the model its text came from is not
-    /// the one the pass would use (issue 9): a cluster nothing changed in keeps its text, one
+    /// the one the pass would use: a cluster nothing changed in keeps its text, one
     /// that took a page is re-cleaned whole, and so is one whose text something else wrote.
     #[test]
     fn the_end_of_crawl_pass_recleans_only_pages_whose_model_changed() {

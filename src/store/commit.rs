@@ -84,7 +84,7 @@ impl NewPage {
 #[derive(Default)]
 pub struct Commit {
     /// The origin keys of `discovered` and `requeued`, each once: a page's links are mostly
-    /// on a few origins, and a key per link was ~50 bytes a URL (issue 10).
+    /// on a few origins, and a key per link was ~50 bytes a URL.
     origins: Vec<String>,
     /// Index into `origins` by key.
     origin_at: HashMap<String, u32>,
@@ -111,7 +111,7 @@ pub struct Commit {
 
 /// A URL that went into a queue: where, not what (the entry is in the store). One per URL, so it
 /// stays small: a page of 230,000 links gave back a copy of every entry and a copy of its
-/// origin's key per URL (about 300 bytes each, 70 MB for the page, issue 10).
+/// origin's key per URL (about 300 bytes each, 70 MB for the page).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Enqueued {
     pub origin_id: u32,
@@ -264,7 +264,7 @@ impl Commit {
 
 /// Discovered URLs applied per sled batch. A page with 230,000 links, 100,000 seeds or a
 /// 50,000-URL sitemap was one batch of that many seen-set and queue keys, which sled holds in
-/// memory several times over (issue 10: ~9 KB per URL, 2.1 GB for one page).
+/// memory several times over (~9 KB per URL, 2.1 GB for one page).
 pub const DISCOVER_BATCH: usize = 4096;
 
 impl Store {
@@ -304,18 +304,42 @@ impl Store {
         Ok(out)
     }
 
-    fn commit_once<'c>(&self, commit: &'c Commit) -> Result<CommitOutcome, StoreError> {
+    /// One atomic batch under the commit lock: the queues, the consumed entries, the records,
+    /// the page; applied at once, and only then the registry (the in-memory mirror of the
+    /// origins, consumed entries, site counters and seen buckets) follows.
+    fn commit_once(&self, commit: &Commit) -> Result<CommitOutcome, StoreError> {
         let mut reg = self.lock();
         let mut batch = sled::Batch::default();
         let mut outcome = CommitOutcome::default();
-        // Origins touched by this commit, written back to the registry only on success.
-        let mut touched: Vec<OriginRecord> = Vec::new();
-        // Index into `touched` by origin key (a linear search made a commit of n new origins,
-        // such as the seeds, quadratic).
-        let mut touched_at: HashMap<String, usize> = HashMap::new();
-        // `touched[i].key`, shared by the `Enqueued` of its URLs.
-        let mut touched_keys: Vec<Arc<str>> = Vec::new();
-        let mut next_origin_id = reg.next_origin_id;
+        let mut appends = Appends::new(reg.next_origin_id);
+        let seen = self.stage_queues(&reg, commit, &mut appends, &mut batch, &mut outcome)?;
+        let consumed = self.stage_consumed(&reg, commit, &mut batch)?;
+        self.stage_records(commit, &mut batch)?;
+        let site_update = self.stage_page(&reg, commit, &mut batch, &mut outcome)?;
+        appends.write_origins(&mut batch);
+        self.apply(batch)?;
+
+        // The registry follows the store only once the batch is applied.
+        seen.keep(&mut reg.seen);
+        appends.publish(&mut reg);
+        reg.consumed.extend(consumed);
+        if let Some((site, counters)) = site_update {
+            reg.sites.insert(site, counters);
+        }
+        Ok(outcome)
+    }
+
+    /// The queue side of a commit: discovered URLs not seen before, and requeued entries,
+    /// appended to their origins' queues (segments of `SEGMENT_ENTRIES`); the seen set's new
+    /// entries. Returns the seen set's batch, kept in the registry once the batch is applied.
+    fn stage_queues<'c>(
+        &self,
+        reg: &super::Registry,
+        commit: &'c Commit,
+        appends: &mut Appends<'c>,
+        batch: &mut sled::Batch,
+        outcome: &mut CommitOutcome,
+    ) -> Result<SeenBatch, StoreError> {
         let mut seen = SeenBatch::default();
         seen.load(
             &self.tree,
@@ -326,70 +350,33 @@ impl Store {
                 .map(|(_, e)| e.url.as_str())
                 .chain(commit.seen_only.iter().map(String::as_str)),
         )?;
-        // Per touched origin, the entries this commit appends to its queue, in order.
-        let mut appended: Vec<Vec<&QueueEntry>> = Vec::new();
-
-        let mut push = |origin: &str,
-                        entry: &'c QueueEntry,
-                        touched: &mut Vec<OriginRecord>,
-                        appended: &mut Vec<Vec<&'c QueueEntry>>|
-         -> Enqueued {
-            let at = match touched_at.get(origin).copied() {
-                Some(i) => i,
-                None => {
-                    let rec = reg.origins.get(origin).cloned().unwrap_or_else(|| {
-                        next_origin_id += 1;
-                        OriginRecord {
-                            id: next_origin_id - 1,
-                            key: origin.to_string(),
-                            next_seq: 0,
-                        }
-                    });
-                    touched_at.insert(origin.to_string(), touched.len());
-                    touched_keys.push(Arc::from(rec.key.as_str()));
-                    touched.push(rec);
-                    appended.push(Vec::new());
-                    touched.len() - 1
-                }
-            };
-            let rec = &mut touched[at];
-            let seq = rec.next_seq;
-            rec.next_seq += 1;
-            appended[at].push(entry);
-            Enqueued {
-                origin_id: rec.id,
-                origin_key: touched_keys[at].clone(),
-                seq,
-            }
-        };
-
         for (at, entry) in &commit.discovered {
             let origin = commit.origins[*at as usize].as_str();
             if !seen.insert(&self.tree, &entry.url)? {
                 continue;
             }
-            outcome
-                .enqueued
-                .push(push(origin, entry, &mut touched, &mut appended));
+            outcome.enqueued.push(appends.push(reg, origin, entry));
         }
         for url in &commit.seen_only {
             seen.insert(&self.tree, url)?;
         }
-        seen.write(&mut batch);
+        seen.write(batch);
         for (at, entry) in &commit.requeued {
             let origin = commit.origins[*at as usize].as_str();
-            outcome
-                .enqueued
-                .push(push(origin, entry, &mut touched, &mut appended));
+            outcome.enqueued.push(appends.push(reg, origin, entry));
         }
-        for (rec, entries) in touched.iter().zip(&appended) {
-            let first = rec.next_seq - entries.len() as u64;
-            for (i, chunk) in entries.chunks(SEGMENT_ENTRIES).enumerate() {
-                let at = first + (i * SEGMENT_ENTRIES) as u64;
-                batch.insert(key::frontier(rec.id, at), encode_segment(chunk));
-            }
-        }
-        // Consumed entries: their origins' `Consumed` records, and the segments now all done.
+        appends.write_segments(batch);
+        Ok(seen)
+    }
+
+    /// Consumed entries: their origins' `Consumed` records, and the segments now all done.
+    /// Returns the records, kept in the registry once the batch is applied.
+    fn stage_consumed(
+        &self,
+        reg: &super::Registry,
+        commit: &Commit,
+        batch: &mut sled::Batch,
+    ) -> Result<HashMap<u32, Consumed>, StoreError> {
         let mut consumed: HashMap<u32, Consumed> = HashMap::new();
         for &(origin, seq) in &commit.done {
             let c = consumed
@@ -399,8 +386,14 @@ impl Store {
         }
         for (&origin, c) in &consumed {
             batch.insert(key::consumed(origin), encode(c));
-            self.drop_consumed_segments(origin, c, &mut batch)?;
+            self.drop_consumed_segments(origin, c, batch)?;
         }
+        Ok(consumed)
+    }
+
+    /// The records a commit writes as they are: errors, finished revisits, pages' new
+    /// metadata, change records and gone marks.
+    fn stage_records(&self, commit: &Commit, batch: &mut sled::Batch) -> Result<(), StoreError> {
         for (url, rec) in &commit.errors {
             batch.insert(key::bytes(key::ERROR, url.as_bytes()), encode(rec));
         }
@@ -423,13 +416,26 @@ impl Store {
                 None => batch.remove(key::page(key::GONE, *id)),
             }
         }
+        Ok(())
+    }
+
+    /// The page side of a commit: a replaced page (a recrawl's new bytes), and a new page —
+    /// stored with its site's counters and indexes, or recorded as a duplicate of its site's
+    /// page with the same body. Returns the site's counters, kept in the registry once the
+    /// batch is applied.
+    fn stage_page(
+        &self,
+        reg: &super::Registry,
+        commit: &Commit,
+        batch: &mut sled::Batch,
+        outcome: &mut CommitOutcome,
+    ) -> Result<Option<(String, super::SiteCounters)>, StoreError> {
         let mut site_update = None;
         // The site indexes' buckets this commit changes (a replaced page and a new page of one
         // site may share one).
         let mut index = SiteIndexBatch::default();
         if let Some((page, old_content)) = &commit.replacement {
-            site_update =
-                Some(self.replace_page(&reg, &mut batch, &mut index, page, *old_content)?);
+            site_update = Some(self.replace_page(reg, batch, &mut index, page, *old_content)?);
         }
         if let Some(page) = &commit.page {
             if let Some(twin) = index.twin(&self.tree, &page.meta.site, page.content, page.id)? {
@@ -446,7 +452,7 @@ impl Store {
                 outcome.duplicate_of = Some(twin);
             } else if !self.tree.contains_key(key::page(key::PAGE, page.id))? {
                 let mut counters = reg.sites.get(&page.meta.site).cloned().unwrap_or_default();
-                self.put_page_records(&mut batch, &mut index, counters.pages, page)?;
+                self.put_page_records(batch, &mut index, counters.pages, page)?;
                 index.add_page(&self.tree, &page.meta.site, counters.pages, page.id)?;
                 counters.pages += 1;
                 counters.bytes += page.meta.body_bytes;
@@ -458,22 +464,8 @@ impl Store {
                 outcome.page_stored = true;
             }
         }
-        index.write(&mut batch);
-        for rec in &touched {
-            batch.insert(key::bytes(key::ORIGIN, rec.key.as_bytes()), encode(rec));
-        }
-        self.apply(batch)?;
-
-        seen.keep(&mut reg.seen);
-        reg.next_origin_id = next_origin_id;
-        for rec in touched {
-            reg.origins.insert(rec.key.clone(), rec);
-        }
-        reg.consumed.extend(consumed);
-        if let Some((site, counters)) = site_update {
-            reg.sites.insert(site, counters);
-        }
-        Ok(outcome)
+        index.write(batch);
+        Ok(site_update)
     }
 
     /// The batch entries that replace a stored page by `page` (a recrawl found new bytes): its
@@ -558,5 +550,87 @@ impl Store {
         };
         batch.insert(key::page(key::PAGE, page.id), encode(&record));
         Ok(())
+    }
+}
+
+/// The queue appends of one commit: the origins it touches (a new origin gets the next id), and
+/// per origin the entries appended, in order.
+struct Appends<'c> {
+    touched: Vec<OriginRecord>,
+    /// Index into `touched` by origin key (a linear search made a commit of n new origins, such
+    /// as the seeds, quadratic).
+    at: HashMap<String, usize>,
+    /// `touched[i].key`, shared by the `Enqueued` of its URLs.
+    keys: Vec<Arc<str>>,
+    entries: Vec<Vec<&'c QueueEntry>>,
+    next_origin_id: u32,
+}
+
+impl<'c> Appends<'c> {
+    fn new(next_origin_id: u32) -> Appends<'c> {
+        Appends {
+            touched: Vec::new(),
+            at: HashMap::new(),
+            keys: Vec::new(),
+            entries: Vec::new(),
+            next_origin_id,
+        }
+    }
+
+    /// Append `entry` to `origin`'s queue (known to `reg`, or new).
+    fn push(&mut self, reg: &super::Registry, origin: &str, entry: &'c QueueEntry) -> Enqueued {
+        let at = match self.at.get(origin).copied() {
+            Some(i) => i,
+            None => {
+                let rec = reg.origins.get(origin).cloned().unwrap_or_else(|| {
+                    self.next_origin_id += 1;
+                    OriginRecord {
+                        id: self.next_origin_id - 1,
+                        key: origin.to_string(),
+                        next_seq: 0,
+                    }
+                });
+                self.at.insert(origin.to_string(), self.touched.len());
+                self.keys.push(Arc::from(rec.key.as_str()));
+                self.touched.push(rec);
+                self.entries.push(Vec::new());
+                self.touched.len() - 1
+            }
+        };
+        let rec = &mut self.touched[at];
+        let seq = rec.next_seq;
+        rec.next_seq += 1;
+        self.entries[at].push(entry);
+        Enqueued {
+            origin_id: rec.id,
+            origin_key: self.keys[at].clone(),
+            seq,
+        }
+    }
+
+    /// The appended entries as queue segments.
+    fn write_segments(&self, batch: &mut sled::Batch) {
+        for (rec, entries) in self.touched.iter().zip(&self.entries) {
+            let first = rec.next_seq - entries.len() as u64;
+            for (i, chunk) in entries.chunks(SEGMENT_ENTRIES).enumerate() {
+                let at = first + (i * SEGMENT_ENTRIES) as u64;
+                batch.insert(key::frontier(rec.id, at), encode_segment(chunk));
+            }
+        }
+    }
+
+    /// The touched origins' records (their next sequence numbers).
+    fn write_origins(&self, batch: &mut sled::Batch) {
+        for rec in &self.touched {
+            batch.insert(key::bytes(key::ORIGIN, rec.key.as_bytes()), encode(rec));
+        }
+    }
+
+    /// The touched origins into the registry, once the batch is applied.
+    fn publish(self, reg: &mut super::Registry) {
+        reg.next_origin_id = self.next_origin_id;
+        for rec in self.touched {
+            reg.origins.insert(rec.key.clone(), rec);
+        }
     }
 }

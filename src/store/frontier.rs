@@ -1,7 +1,7 @@
 //! The per-origin FIFO queues as segments: one sled value holds up to [`SEGMENT_ENTRIES`]
 //! consecutive queue entries of an origin, so 690,000 queued URLs are a few thousand sled values
-//! instead of 690,000 keys (sled's in-memory tree held about 200 MB for them and the seen set,
-//! issue 10). A segment is written once, in the same atomic batch as the seen-set entries of its
+//! instead of 690,000 keys (sled's in-memory tree held about 200 MB for them and the seen set).
+//! A segment is written once, in the same atomic batch as the seen-set entries of its
 //! URLs, and removed once every entry in it is consumed; what is consumed is the origin's
 //! [`Consumed`] record, written in the batch of the commit that consumes. So a kill -9 loses at
 //! most the commits sled had not flushed, as before.

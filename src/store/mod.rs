@@ -265,7 +265,7 @@ const RECLAIM_STEPS: usize = 16;
 /// the old copy to crossbeam-epoch's default collector, which frees at most 8 bags of them per
 /// 128 pins of any thread; a write-heavy store produced garbage faster than that, so it
 /// piled up with no bound (the frontier benchmark's 1,000,000 URLs: peak RSS 424–610 MB
-/// without this, ~90 MB with it; docs/benchmarks.md, "sled's deferred frees"). Public for
+/// without this, ~90 MB with it; docs/benchmarks.md, "Memory"). Public for
 /// `benches/sled_cache.rs`, which measures sled as the store drives it.
 pub fn reclaim_deferred() {
     for _ in 0..RECLAIM_STEPS {

@@ -3,7 +3,7 @@
 //! (schema 3). One key per URL (the URL itself, schema 2) cost about 90 bytes of sled's
 //! in-memory tree a URL — an `IVec` key and an empty `IVec` value in leaves of at most 17 entries —
 //! whatever the key's length: 40 MB for the 460,000 URLs of `links3`, under the peak of its
-//! last page's parse (issue 10). A bucket holds 8 bytes a URL and its key's share.
+//! last page's parse. A bucket holds 8 bytes a URL and its key's share.
 //!
 //! Collisions: two URLs with the same 64-bit hash are one URL to the seen set, so the second is
 //! never queued. For n URLs that happens with probability about n² / 2⁶⁵ (10⁻⁸ for 460,000
@@ -51,7 +51,7 @@ fn encode_bucket(hashes: &[u64]) -> Vec<u8> {
 /// The buckets the store's commits have read or written, in memory (8 bytes a URL): every new
 /// link is looked up in a random bucket, and sled's cache (`store.cache_bytes`) could not hold
 /// them all at 1M pages without its memory growing to many times its setting; read back from
-/// sled, each lookup cost a node's decoding (docs/benchmarks.md, "Flat memory"). Updated only
+/// sled, each lookup cost a node's decoding (docs/benchmarks.md, "Memory"). Updated only
 /// after the batch that wrote a bucket is applied, so it never runs ahead of the tree.
 #[derive(Default)]
 pub(crate) struct SeenMirror {

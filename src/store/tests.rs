@@ -415,7 +415,7 @@ fn revisits_come_lastmod_first_then_feed_then_oldest() {
     assert_eq!(s.revisits_of(3, &taken, 1).unwrap()[0].0.page, 3);
 }
 
-/// Issue 10: a page of 230,000 links put 230,000 queue keys into sled's in-memory tree. Queued
+/// Regression: a page of 230,000 links put 230,000 queue keys into sled's in-memory tree. Queued
 /// URLs are now segments of `SEGMENT_ENTRIES`: few keys, read back in order, consumed entries
 /// skipped (also out of order), and a segment removed once all of it is consumed.
 #[test]
@@ -537,7 +537,7 @@ fn a_schema_1_queue_is_upgraded_to_segments_in_order() {
     assert_eq!(all.last().unwrap().1.url, "http://a/new");
 }
 
-/// Issue 10 (`links3`): one sled key per seen URL cost ~90 bytes of sled's in-memory tree each;
+/// Regression (`links3`): one sled key per seen URL cost ~90 bytes of sled's in-memory tree each;
 /// the seen set is now 8-byte URL hashes in buckets, no key holding a URL.
 #[test]
 fn seen_set_holds_url_hashes_in_buckets_not_a_key_per_url() {
@@ -579,7 +579,7 @@ fn seen_set_holds_url_hashes_in_buckets_not_a_key_per_url() {
     assert_eq!(out.enqueued.len(), 1, "a seen URL is not queued again");
 }
 
-/// Issue 11 (1M pages): with a small sled cache every new link's bucket was decoded from sled
+/// Regression (1M pages): with a small sled cache every new link's bucket was decoded from sled
 /// again. The commits keep the buckets they use in memory, only once their batch is applied;
 /// a reopened store reads them from the tree again, with the same answers.
 #[test]
@@ -1101,7 +1101,7 @@ fn compaction_gives_back_the_bytes_of_replaced_pages() {
     assert_eq!(s.html(4).unwrap().unwrap(), b"<p>page 4</p>");
 }
 
-/// Regression (issue 11, the frontier figure): sled defers freeing every node copy a write
+/// Regression (the frontier figure): sled defers freeing every node copy a write
 /// replaces to crossbeam-epoch's default collector, which frees 8 bags of them per 128 pins;
 /// a store that only wrote piled them up (1,000,000 URLs queued: 424–610 MB). Frees deferred
 /// before a store write (5,000: ~79 bags, more than a few writes' own pins would collect) have

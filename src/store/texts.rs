@@ -2,7 +2,7 @@
 //! cluster and hash, the byline, the fingerprint of the model that wrote it, then the text
 //! itself (lz4). Before schema 7 these were four keys (`t`, `T`, `b`, `F`); a sled node per 16
 //! keys costs ~220 bytes held whenever the store is open, so a page's keys are what a store
-//! costs in memory (docs/benchmarks.md, "What a 1M-page store costs sled to hold open").
+//! costs in memory (docs/benchmarks.md, "Memory").
 //!
 //! Owns [`CleanBatch`], the readers of the `t` value and the upgrade of the four old keys.
 

@@ -924,7 +924,7 @@ pub(crate) mod tests {
 
     #[test]
     fn regression_a_page_of_links_alone_in_its_cluster_is_not_emptied() {
-        // Broke (issue 9): cleaning wrote empty pages (52 on one documentation site): a page
+        // Broke: cleaning wrote empty pages (52 on one documentation site): a page
         // whose text is all links lost every line to the link rule.
         let links: String = (0..8)
             .map(|k| format!("<li><a href=/c/{k}>Chapter {k}: the {}</a></li>", WORDS[k]))

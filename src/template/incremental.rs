@@ -181,7 +181,7 @@ impl HostClusters {
     /// are ignored, so replaying a batch after a crash is harmless. `paths_of` returns the path
     /// set a known page was added with (needed only when the step rebuilds). The path sets
     /// are borrowed (`Vec<u64>` or `&[u64]`): the end-of-crawl pass adds a whole site's pages
-    /// without a second copy of their path sets (issue 11).
+    /// without a second copy of their path sets.
     pub fn add_pages<P: AsRef<[u64]>>(
         &mut self,
         new: &[(PageKey, P)],
@@ -487,7 +487,7 @@ impl HostCluster {
 /// (path, #sets containing it) sorted by path, and Σ|set|.
 fn count_paths<S: AsRef<[u64]>>(sets: &[S]) -> (Vec<(u64, u32)>, u64) {
     // Counted in a map of the distinct paths, not by sorting a flat copy of every set: a
-    // 5,000-page cluster's copy was ~12 MB of the end-of-crawl pass's peak (issue 11).
+    // 5,000-page cluster's copy was ~12 MB of the end-of-crawl pass's peak.
     let mut by_path: PathMap<u32> = PathMap::default();
     let mut total = 0u64;
     for set in sets {

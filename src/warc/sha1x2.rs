@@ -2,7 +2,7 @@
 //! body) and `WARC-Block-Digest` (the HTTP head, then the body) hash the same body twice.
 //! One SHA-1 stream is bound by the latency of the CPU's SHA rounds (each four rounds wait on
 //! the four before), so with SHA-NI the two streams' blocks are interleaved round by round and
-//! the second digest costs little more than the first (docs/warc.md, "Session 18"). Without
+//! the second digest costs little more than the first (docs/warc.md, "Figures"). Without
 //! SHA-NI the `sha1` crate hashes each stream in turn.
 
 use sha1::{Digest, Sha1};

@@ -104,7 +104,7 @@ async fn cleaned_text_is_the_article_not_the_template() {
     let dirs = Dirs::new();
     crawl_learning(&dirs, &[o.url("/")], LEARN, CancellationToken::new()).await;
     let store = dirs.store();
-    let report = thresher::cmd::status::StatusReport::from_store(&store).unwrap();
+    let report = thresher::status::StatusReport::from_store(&store).unwrap();
     let row = &report.hosts[0];
     assert!(row.pages > 20, "{report:?}");
     assert_eq!(row.cleaned, row.pages, "status counts every cleaned page");

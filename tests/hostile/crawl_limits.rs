@@ -89,7 +89,7 @@ fn queued_counts_agree_in_progress_summary_and_status() {
     assert_eq!(ran.stats.queued.load(Relaxed), in_store, "progress");
     let per_host: u64 = ran.stats.busiest(10).iter().map(|(_, h)| h.queued).sum();
     assert_eq!(per_host, in_store, "progress, per host");
-    let status = thresher::cmd::status::report(&dirs.data(), 8 << 20).expect("status");
+    let status = thresher::status::report(&dirs.data(), 8 << 20).expect("status");
     assert_eq!(status.queued, in_store, "status");
 }
 

@@ -115,7 +115,7 @@ fn progress_summary_and_status_count_the_same_failures() {
         .map(|(k, n)| (k.name().into_owned(), *n))
         .collect();
     assert_eq!(summarised, expected, "summary");
-    let status = thresher::cmd::status::report(&dirs.data(), 8 << 20).expect("status");
+    let status = thresher::status::report(&dirs.data(), 8 << 20).expect("status");
     let stored: BTreeMap<String, u64> = status
         .errors_by_kind
         .iter()

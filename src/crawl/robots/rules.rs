@@ -47,7 +47,7 @@ struct Rule {
 /// full file is tested below (Google's own test cases). Deliberate differences: `/robots.txt` is
 /// always allowed and unreserved escapes in patterns are decoded as in our normalised URLs (both
 /// RFC 9309 §2.2.2); and two robotstxt 0.3.0 bugs that fail open are avoided (a UTF-8 BOM hides
-/// the first line; `*` followed by a literal only tries the first match, see [`pattern_matches`]).
+/// the first line; `*` followed by a literal only tries the first match, see `pattern_matches`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RobotsRules {
     /// The token the rules were selected for (a cached entry is stale if the config changes it).
@@ -156,7 +156,7 @@ fn literal_len(pattern: &[u8]) -> usize {
 /// previous (leftmost is always right when `*` is the only wildcard), and with `$` the last one
 /// must end the path. Both inputs are attacker text: the former backtracking matcher took
 /// O(path × pattern), 0.7 s of scheduler time per check for 120 rules `/*aaaa…b` (4,000
-/// bytes) against 4 KB URLs (issue 10).
+/// bytes) against 4 KB URLs.
 ///
 /// Not `robotstxt::matcher::RobotsMatchStrategy::matches`: in robotstxt 0.3.0 it keeps only the
 /// first position where the literal after a `*` matches, so `Disallow: /*.php` lets
@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn hostile_wildcard_rules_match_in_linear_time() {
-        // Issue 10: 120 rules `/*aaaa…b` (4,000 bytes) against a 4 KB URL of `a`s cost 0.7 s
+        // Regression: 120 rules `/*aaaa…b` (4,000 bytes) against a 4 KB URL of `a`s cost 0.7 s
         // per check with backtracking. The verdicts are checked here; that matching does not
         // backtrack is checked on patterns of many `*`s, where backtracking takes exponential
         // time (it would never finish): the bound below only catches a hang, it measures

@@ -1,7 +1,7 @@
 //! The cleaner's components as switches, so each one's effect can be measured alone (the
 //! ablation table in docs/quality.md), and its tuned shares, so leave-one-out figures can be
 //! measured. The product always runs `Features::ALL`; only the dev harness
-//! (`examples/clean_dev.rs --without NAME --frame PCT`) changes them. The pruning step's two
+//! (`tools/clean_dev.rs --without NAME --frame PCT`) changes them. The pruning step's two
 //! constants live here (`prune` reads them through `Features`), so neither file imports the
 //! other both ways.
 

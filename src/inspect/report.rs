@@ -1,8 +1,8 @@
-//! The HTML report of `thresher inspect`: one self-contained file (inline CSS, no script, no
-//! external resource; a Content-Security-Policy forbids both) with the host's clusters, one page
-//! with each text block marked template / dropped / kept (`data-state`), and each cluster's
-//! template. Every string from a crawled page goes through `escape`, so a page cannot inject
-//! markup into the report.
+//! The HTML report of `thresher inspect` ([`render`]): one self-contained file (inline CSS, no
+//! script, no external resource; a Content-Security-Policy forbids both) with the host's
+//! clusters, one page with each text block marked template / dropped / kept (`data-state`), and
+//! each cluster's template. Every string from a crawled page goes through `escape`, so a page
+//! cannot inject markup into the report.
 
 use std::fmt::Write;
 
@@ -166,11 +166,11 @@ fn summary(s: &mut String, r: &Report) {
         "<p>{} pages stored; {clustered} in {} ({kind}); detector <b>{}</b>. \
          Generated {}.</p>",
         r.site_pages,
-        super::plural(r.clusters.len(), "cluster"),
+        plural(r.clusters.len(), "cluster"),
         escape(&r.detector),
         escape(&r.generated)
     );
-    for line in super::era_lines(r) {
+    for line in era_lines(r) {
         let _ = writeln!(s, "<p>{}</p>", escape(&line));
     }
     if r.unclustered > 0 {
@@ -382,11 +382,45 @@ fn templates(s: &mut String, r: &Report) {
     }
 }
 
+/// The host's template eras, when a recrawl found a redesign: one line for the count, one per
+/// redesign.
+pub(super) fn era_lines(r: &Report) -> Vec<String> {
+    if r.redesigns.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "Template eras: {} (the first crawl, then a redesign found by each recrawl below)",
+        r.redesigns.len() + 1
+    )];
+    for (k, d) in r.redesigns.iter().enumerate() {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(d.at_ms);
+        lines.push(format!(
+            "  era {} from {}: {} of {} replaced pages with a new structure; clusters {:?} -> {:?}",
+            k + 2,
+            humantime::format_rfc3339_seconds(at),
+            d.pages,
+            d.replaced,
+            d.old_clusters,
+            d.new_clusters
+        ));
+    }
+    lines
+}
+
+/// `n thing` or `n things`.
+pub(super) fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::inspect::marks;
     use crate::dom::parse_html;
+    use crate::inspect::marks;
     use crate::template::ClusterModel;
 
     const EVIL: &str = "</textarea><script>alert(1)</script><img src=x onerror=alert(2)> \"' &amp;";

@@ -1,19 +1,19 @@
-//! `thresher export --cluster URLS`: gather a cluster crawl's corpus into a local data directory
-//! for `export` to write it once, from any machine (docs/cluster.md, "The corpus"): every
-//! partition log's `exchange` records are spooled — read only, so the workers go on — and
-//! imported as `crawl --import-warc` imports, fetching nothing, then cleaned as at a crawl's
-//! end. The directory remembers how far it read each log: the next export adds what is new.
+//! Gathering a cluster crawl's corpus into a local data directory (`thresher export --cluster
+//! URLS`), for `export` to write it once, from any machine (docs/cluster.md, "The corpus"):
+//! every partition log's `exchange` records are spooled — read only, so the workers go on — and
+//! imported as `crawl --import-warc` imports, fetching nothing ([`CrawlRun::import_only`]),
+//! then cleaned as at a crawl's end. The directory remembers how far it read each log: the next
+//! gathering adds what is new.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::crawl::CrawlCmdError;
+use super::{CrawlRun, Event, RunError};
 use crate::cluster::{ClusterError, Engine};
 use crate::config::Config;
 use crate::crawl::import::ImportSummary;
-use crate::progress::{Mode, Progress};
 use crate::store::{Store, StoreError};
 
 /// The store's mark of a gathered corpus, with how far each partition's log was read.
@@ -39,7 +39,7 @@ pub enum GatherError {
     )]
     NotGathered(PathBuf),
     #[error("storing the partition logs' pages: {0}")]
-    Import(Box<CrawlCmdError>),
+    Import(Box<RunError>),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -74,8 +74,12 @@ impl Gathering {
 
 /// Bring every page the cluster at `urls` has committed into `config`'s data directory (made
 /// if need be; refused if it holds anything else than a gathered corpus) and clean it; cleaned
-/// text also goes to `DATA/text`.
-pub fn gather(urls: &str, config: &Config, quiet: bool) -> Result<Gathering, GatherError> {
+/// text also goes to `DATA/text`. `events` hears the import's run (`CrawlRun::run`).
+pub fn gather(
+    urls: &str,
+    config: &Config,
+    events: impl Fn(Event<'_>) + Send + Sync + 'static,
+) -> Result<Gathering, GatherError> {
     let data = config.crawl.data_dir.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -106,10 +110,13 @@ pub fn gather(urls: &str, config: &Config, quiet: bool) -> Result<Gathering, Gat
     if !paths.is_empty() {
         let mut config = config.clone();
         config.crawl.out_dir = data.join("text");
-        let progress = Progress::new(Mode::detect(quiet));
-        let (summary, _) = super::crawl::import_only(config, paths.clone(), progress)
+        let report = CrawlRun::import_only(config, paths.clone())
+            .run(events)
             .map_err(|e| GatherError::Import(Box::new(e)))?;
-        gathering.import = summary.imported;
+        if let Some(e) = report.learn_failed() {
+            return Err(GatherError::Import(Box::new(e)));
+        }
+        gathering.import = report.crawl.imported;
     }
     for p in &paths {
         let _ = std::fs::remove_file(p);

@@ -1,6 +1,6 @@
 //! What `clean` works on: a site (one output directory) and its pages, each with where its bytes
 //! are (a saved file, a body in memory, or a WARC body set aside in the spool). Plain data: the
-//! readers (`site_from_dir` in `cmd::clean`, `cmd::clean::warc`) build it, the cleaning reads it.
+//! readers (`clean::dir`, `clean::warc`) build it, the cleaning reads it.
 
 use std::path::PathBuf;
 

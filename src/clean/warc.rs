@@ -1,7 +1,8 @@
-//! `clean --warc`: the `response` records of WARC files grouped into per-host sites, and the
-//! spool their bodies wait in (lz4 files on disk) until their batch is cleaned. Reading the
-//! records themselves is `crate::warc`'s; this module decides which records are pages, where
-//! their site is and what their page id is (`cmd::clean`'s header has the contract). A page is
+//! Cleaning WARC files (`clean --warc`): the `response` records of WARC files grouped into
+//! per-host sites, and the spool their bodies wait in (lz4 files on disk) until their batch is
+//! cleaned. Reading the records themselves is `crate::warc`'s; this module decides which
+//! records are pages, where their site is and what their page id is (`clean`'s header has the
+//! contract). A page is
 //! what the crawl would store: a 2xx response whose type is HTML (or, untyped, whose body looks
 //! like HTML by the crawl's own test), and not noindex (checked when it is parsed); `revisit`
 //! records (the crawl's duplicates and 304s) are not pages, so thresher's own WARC files read
@@ -27,12 +28,12 @@ pub const MAX_PAGE_BYTES: usize = 16 << 20;
 
 /// The HTML pages of WARC files grouped by host (sorted by host, pages by URL; a URL captured
 /// twice keeps its last capture).
-pub fn sites_from_warcs(files: &[PathBuf], spool: &Spool, reporter: &Reporter) -> Vec<Site> {
+pub fn sites_from_warcs(files: &[PathBuf], spool: &Spool, reporter: &Reporter<'_>) -> Vec<Site> {
     let mut hosts: BTreeMap<String, BTreeMap<String, Page>> = BTreeMap::new();
     for file in files {
         reporter
-            .bar
-            .set_message(format!("reading {}", file.display()));
+            .observer
+            .phase(&format!("reading {}", file.display()));
         let reader = match warc::open(file) {
             Ok(r) => r,
             Err(e) => {
@@ -77,7 +78,7 @@ fn page_from_record(
     r: &warc::Record,
     file: &Path,
     spool: &Spool,
-    reporter: &Reporter,
+    reporter: &Reporter<'_>,
 ) -> Option<(String, Page)> {
     if r.warc_type().as_deref() != Some("response") {
         return None;
