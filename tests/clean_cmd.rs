@@ -122,9 +122,18 @@ fn clean_writes_one_text_per_page_under_the_site_name() {
         ] {
             assert!(!text.contains(chaff), "p{i} kept {chaff:?}:\n{text}");
         }
-        // The headline (the content's own heading) and the two paragraphs.
-        assert!(text.starts_with(&format!("Headline {i}\n")), "{text}");
-        assert_eq!(text.lines().count(), 3, "one block per line:\n{text}");
+        // The two paragraphs, one block per line. The headline is the page's title (export's
+        // `title` field); whether the text repeats it follows the gold of the dev sets, most of
+        // which leave a page's title out of its content (docs/quality.md).
+        let body: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("Headline"))
+            .collect();
+        assert_eq!(
+            body,
+            [paragraph(i, 0), paragraph(i, 1)],
+            "one block per line:\n{text}"
+        );
     }
     let summary = String::from_utf8_lossy(&o.stdout);
     assert!(summary.contains("cleaned 4 pages of 1 sites"), "{summary}");

@@ -12,8 +12,7 @@
 //! Images are no text: each `<img>` is attached to the line it sits in, or stands between two
 //! lines (`Image::line` is `NONE`, `Image::next` the line after it).
 
-use super::text::{is_block, is_visible};
-use super::tree::{flags, Dom, NodeKind};
+use super::tree::{flags, is_block, is_visible, Dom, NodeKind};
 
 /// No line (`Layout::line_of` of a node that is not visible text).
 pub const NONE: u32 = u32::MAX;

@@ -13,8 +13,7 @@ use std::collections::HashSet;
 use url::Url;
 
 use super::layout::{Kind, Layout, Line, NONE};
-use super::text::is_block;
-use super::tree::{flags, Dom, NodeKind};
+use super::tree::{flags, is_block, Dom, NodeKind};
 
 /// What Markdown writes beyond the text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

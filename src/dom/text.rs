@@ -2,72 +2,9 @@
 //! and plain-text rendering of a `keep` predicate (`render` does the work), so the same code
 //! writes "all visible text" and every cleaner's output. Head and hidden content never render.
 
-use super::tree::{flags, Dom, NodeKind};
+use super::tree::Dom;
 
-/// Elements that start and end a line.
-pub fn is_block(tag: &str) -> bool {
-    matches!(
-        tag,
-        "address"
-            | "article"
-            | "aside"
-            | "blockquote"
-            | "body"
-            | "caption"
-            | "center"
-            | "dd"
-            | "details"
-            | "dialog"
-            | "dir"
-            | "div"
-            | "dl"
-            | "dt"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "header"
-            | "hgroup"
-            | "hr"
-            | "html"
-            | "legend"
-            | "li"
-            | "main"
-            | "menu"
-            | "nav"
-            | "ol"
-            | "option"
-            | "p"
-            | "pre"
-            | "section"
-            | "summary"
-            | "table"
-            | "tbody"
-            | "td"
-            | "tfoot"
-            | "th"
-            | "thead"
-            | "tr"
-            | "ul"
-            | "br"
-            | "select"
-            | "textarea"
-            | "title"
-    )
-}
-
-/// True when text node `i` is visible body text (not in `<head>`, not hidden).
-pub fn is_visible(dom: &Dom, i: usize) -> bool {
-    let n = &dom.nodes[i];
-    matches!(n.kind, NodeKind::Text(_)) && n.flags & (flags::HIDDEN | flags::IN_HEAD) == 0
-}
+pub use super::tree::{is_block, is_visible};
 
 /// Render the visible text nodes for which `keep(index)` holds as plain text, one block per
 /// line (`render::render` with `Format::Text`).

@@ -458,3 +458,68 @@ impl Iterator for Children<'_> {
         Some(at)
     }
 }
+
+/// Elements that start and end a line.
+pub fn is_block(tag: &str) -> bool {
+    matches!(
+        tag,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "caption"
+            | "center"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "option"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+            | "br"
+            | "select"
+            | "textarea"
+            | "title"
+    )
+}
+
+/// True when text node `i` is visible body text (not in `<head>`, not hidden).
+pub fn is_visible(dom: &Dom, i: usize) -> bool {
+    let n = &dom.nodes[i];
+    matches!(n.kind, NodeKind::Text(_)) && n.flags & (flags::HIDDEN | flags::IN_HEAD) == 0
+}
