@@ -105,6 +105,10 @@ pub struct CrawlArgs {
     /// Output directory for cleaned text.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The cleaned files' format: text (OUT/<site>/<page>.txt, one block per line) or markdown
+    /// (.md: headings, lists, tables, code, links, images) [config: crawl.format, default text].
+    #[arg(long, value_parser = ["text", "markdown"])]
+    pub format: Option<String>,
     /// Also write every response and its request as WARC/1.1 files into DIR
     /// [config: crawl.warc_dir].
     #[arg(long, value_name = "DIR")]
@@ -289,9 +293,13 @@ pub struct CleanArgs {
     /// A WARC file of saved responses (pages grouped by host); may be repeated.
     #[arg(long)]
     pub warc: Vec<PathBuf>,
-    /// Output directory: OUT/<site>/<page>.txt
+    /// Output directory: OUT/<site>/<page>.txt (.md in Markdown)
     #[arg(long)]
     pub out: PathBuf,
+    /// The cleaned files' format: text (one block per line) or markdown (headings, lists,
+    /// tables, code, links, images).
+    #[arg(long, value_parser = ["text", "markdown"], default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub template: TemplateArgs,
     #[command(flatten)]

@@ -12,6 +12,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use crate::detect::Detector;
+use crate::output::TextFormat;
 use crate::template::Algorithm;
 
 /// The shipped defaults.
@@ -86,6 +87,8 @@ pub struct CrawlConfig {
     /// A WARC file is finished once it holds this many bytes (at least 1).
     #[serde(deserialize_with = "size")]
     pub warc_file_bytes: u64,
+    /// The format of the cleaned files the crawl writes under `out_dir`.
+    pub format: TextFormat,
 }
 
 #[derive(Clone, Debug, Deserialize)]

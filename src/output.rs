@@ -1,6 +1,7 @@
 //! Files under an output directory, for every command that writes them (the crawl's learner,
 //! `clean`, `clean --warc`, `export`, `inspect`): the one mapping from a site key to a directory
-//! name, and the one atomic write. Below `cmd` and `learn`, which both use it.
+//! name, the one atomic write, and a cleaned page's file format (`TextFormat`). Below `cmd` and
+//! `learn`, which both use it.
 //!
 //! Invariants: [`site_dir_name`] never yields a name that leaves the output directory (`.`,
 //! `..`, a `/`, an empty name) or is too long for a file system, and distinct site keys never
@@ -12,6 +13,37 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
+
+/// The format of a cleaned page's file: plain text (`.txt`) or Markdown (`.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextFormat {
+    #[default]
+    Text,
+    Markdown,
+}
+
+impl TextFormat {
+    /// The names `--format` and `crawl.format` take.
+    pub const NAMES: [&'static str; 2] = ["text", "markdown"];
+
+    /// The format named `name`.
+    pub fn named(name: &str) -> Option<TextFormat> {
+        match name {
+            "text" => Some(TextFormat::Text),
+            "markdown" => Some(TextFormat::Markdown),
+            _ => None,
+        }
+    }
+
+    /// The file name extension (without the dot).
+    pub fn extension(self) -> &'static str {
+        match self {
+            TextFormat::Text => "txt",
+            TextFormat::Markdown => "md",
+        }
+    }
+}
 
 /// The longest directory name [`site_dir_name`] returns, in bytes (file systems allow 255).
 pub const MAX_DIR_NAME: usize = 120;

@@ -12,6 +12,7 @@ mod export;
 mod hostile;
 mod inspect_cmd;
 mod layers;
+mod markdown;
 mod server_selftest;
 mod support;
 // The long-crawl benchmark's procedural universe, tested in `universe_server`.

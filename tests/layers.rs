@@ -22,7 +22,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("template", &["dom"]),
     ("detect", &["dom", "template"]),
     ("eval", &["detect", "dom", "pool", "template"]),
-    ("config", &["detect", "template"]),
+    ("config", &["detect", "output", "template"]),
     ("store", &["dom", "output"]),
     ("crawl", &["config", "dom", "memory", "store", "warc"]),
     (

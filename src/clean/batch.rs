@@ -18,6 +18,7 @@ use super::{CleanError, SiteSummary};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::output;
+use crate::output::TextFormat;
 use crate::pool;
 
 /// HTML bytes parsed and cleaned per batch of sites.
@@ -27,6 +28,7 @@ pub(super) fn clean_batches(
     sites: &[Site],
     out: &Path,
     detector: Detector,
+    format: TextFormat,
     jobs: usize,
     reporter: &Reporter<'_>,
 ) -> Result<Vec<SiteSummary>, CleanError> {
@@ -49,6 +51,7 @@ pub(super) fn clean_batches(
             &sizes[start..end],
             out,
             detector,
+            format,
             jobs,
             reporter,
         )?);
@@ -62,6 +65,7 @@ fn clean_batch(
     sizes: &[u64],
     out: &Path,
     detector: Detector,
+    format: TextFormat,
     jobs: usize,
     reporter: &Reporter<'_>,
 ) -> Result<Vec<SiteSummary>, CleanError> {
@@ -102,7 +106,7 @@ fn clean_batch(
                     done.cpu += took;
                 }
             }
-            *lock(&results[s]) = match clean_one_site(site, &done, out, detector) {
+            *lock(&results[s]) = match clean_one_site(site, &done, out, detector, format) {
                 // One site's output that cannot be written is that site's problem: the other
                 // sites are still cleaned (nothing cleaned at all is still an error).
                 Some(Err(e)) => {
@@ -214,6 +218,7 @@ fn clean_one_site(
     parsed: &Parsed,
     out: &Path,
     detector: Detector,
+    format: TextFormat,
 ) -> Option<Result<SiteSummary, CleanError>> {
     if parsed.doms.is_empty() {
         return None;
@@ -241,8 +246,12 @@ fn clean_one_site(
         let doms: Vec<Dom> = distinct.iter().map(|&i| parsed.doms[i].clone()).collect();
         detect::clean_site(detector, &doms)
     };
-    let texts: Vec<String> = of.iter().map(|&k| result.texts[k].clone()).collect();
-    let written = write_site(&out.join(&site.name), site, &parsed.pages, &texts);
+    let files = match format {
+        TextFormat::Text => &result.texts,
+        TextFormat::Markdown => &result.markdowns,
+    };
+    let texts: Vec<&str> = of.iter().map(|&k| files[k].as_str()).collect();
+    let written = write_site(&out.join(&site.name), site, &parsed.pages, &texts, format);
     Some(written.map(|()| SiteSummary {
         name: site.name.clone(),
         pages: parsed.doms.len(),
@@ -256,14 +265,16 @@ fn write_site(
     dir: &Path,
     site: &Site,
     pages: &[&Page],
-    texts: &[String],
+    texts: &[&str],
+    format: TextFormat,
 ) -> Result<(), CleanError> {
     std::fs::create_dir_all(dir).map_err(|source| CleanError::Write {
         path: dir.to_path_buf(),
         source,
     })?;
     for (page, text) in pages.iter().zip(texts) {
-        write_atomic(&dir.join(format!("{}.txt", page.stem)), text.as_bytes())?;
+        let name = format!("{}.{}", page.stem, format.extension());
+        write_atomic(&dir.join(name), text.as_bytes())?;
     }
     if site.index {
         let mut index = String::from("page\turl\n");

@@ -1,7 +1,7 @@
 //! Cleaning saved pages (`thresher clean SITE_DIR... [--warc FILE]... --out OUT`): the
 //! crawler's template engine over pages already on disk, as a library ([`Clean`]; contract:
 //! docs/design.md). Every `*.html` of a SITE_DIR is one host's pages and becomes
-//! `OUT/<dir name>/<file stem>.txt`; the `response` records of WARC files that hold pages the
+//! `OUT/<dir name>/<file stem>.txt` (`.md` in Markdown, [`Clean::format`]); the `response` records of WARC files that hold pages the
 //! crawl would store (`clean::warc`; a noindex one is dropped when parsed) are grouped by host and
 //! become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where
 //! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port
@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::detect::Detector;
+use crate::output::TextFormat;
 use crate::pool;
 use batch::clean_batches;
 pub use batch::BATCH_BYTES;
@@ -99,6 +100,7 @@ pub struct Clean {
     warcs: Vec<PathBuf>,
     out: PathBuf,
     detector: Detector,
+    format: TextFormat,
     jobs: usize,
 }
 
@@ -111,6 +113,7 @@ impl Clean {
             warcs: Vec::new(),
             out: out.into(),
             detector: Detector::default(),
+            format: TextFormat::Text,
             jobs: pool::available(),
         }
     }
@@ -129,6 +132,12 @@ impl Clean {
 
     pub fn detector(mut self, detector: Detector) -> Clean {
         self.detector = detector;
+        self
+    }
+
+    /// The files' format: plain text (`.txt`, the default) or Markdown (`.md`).
+    pub fn format(mut self, format: TextFormat) -> Clean {
+        self.format = format;
         self
     }
 
@@ -164,7 +173,14 @@ impl Clean {
             spool = Some(s);
         }
         let sites = unique_names(sites, &reporter);
-        let summaries = clean_batches(&sites, &self.out, self.detector, self.jobs, &reporter)?;
+        let summaries = clean_batches(
+            &sites,
+            &self.out,
+            self.detector,
+            self.format,
+            self.jobs,
+            &reporter,
+        )?;
         drop(spool);
         let outcome = Outcome {
             sites: summaries,
@@ -208,6 +224,6 @@ pub fn clean_sites(
     jobs: usize,
 ) -> Result<(Vec<SiteSummary>, Vec<String>), CleanError> {
     let reporter = Reporter::new(&Quiet);
-    let summaries = clean_batches(sites, out, detector, jobs, &reporter)?;
+    let summaries = clean_batches(sites, out, detector, TextFormat::Text, jobs, &reporter)?;
     Ok((summaries, reporter.take_problems()))
 }

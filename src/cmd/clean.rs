@@ -14,6 +14,7 @@ use crate::clean::{Clean, CleanError, Observer, Outcome};
 use crate::cli::CleanArgs;
 use crate::config::{ConfigError, Overrides};
 use crate::detect::Detector;
+use crate::output::TextFormat;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CleanCmdError {
@@ -35,7 +36,14 @@ pub fn run(args: &CleanArgs) -> Result<ExitCode, CleanCmdError> {
             "nothing to clean: give SITE_DIR arguments and/or --warc FILE".into(),
         ));
     }
-    let mut clean = Clean::new(&args.out).detector(detector);
+    let format = TextFormat::named(&args.format).ok_or_else(|| {
+        CleanCmdError::Usage(format!(
+            "--format {}: expected one of {}",
+            args.format,
+            TextFormat::NAMES.join(", ")
+        ))
+    })?;
+    let mut clean = Clean::new(&args.out).detector(detector).format(format);
     for dir in &args.site_dirs {
         clean = clean.site_dir(dir);
     }

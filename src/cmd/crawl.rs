@@ -51,6 +51,7 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
             "--max-pages",
         )
         .set_some("crawl.max_depth", args.max_depth, "--max-depth")
+        .set_some("crawl.format", args.format.clone(), "--format")
         .set_some(
             "crawl.concurrency",
             args.concurrency.map(|c| to_toml_int(c as u64)),

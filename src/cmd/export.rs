@@ -18,7 +18,7 @@ use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("--format text needs --out DIR")]
+    #[error("--format text and markdown need --out DIR")]
     TextNeedsDir,
     #[error("--format parquet needs --out FILE")]
     ParquetNeedsFile,
@@ -46,10 +46,15 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
         Format::Text if args.fields.is_some() => return Err(CorpusError::TextHasNoFields.into()),
         Format::Text if dedup == Dedup::Mark => return Err(CorpusError::TextCannotMark.into()),
         Format::Text => text::FIELDS.to_vec(),
+        Format::Markdown if args.fields.is_some() => {
+            return Err(CorpusError::TextHasNoFields.into())
+        }
+        Format::Markdown if dedup == Dedup::Mark => return Err(CorpusError::TextCannotMark.into()),
+        Format::Markdown => text::MARKDOWN_FIELDS.to_vec(),
         Format::Jsonl | Format::Parquet => Field::parse_list(args.fields.as_deref())?,
     };
     match (format, &args.out) {
-        (Format::Text, None) => return Err(ExportError::TextNeedsDir),
+        (Format::Text | Format::Markdown, None) => return Err(ExportError::TextNeedsDir),
         (Format::Parquet, None) => return Err(ExportError::ParquetNeedsFile),
         _ => {}
     }
@@ -66,7 +71,8 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
 
     let out = args.out.as_deref();
     let mut sink: Box<dyn Sink> = match (format, out) {
-        (Format::Text, Some(dir)) => Box::new(text::TextSink::new(dir)),
+        (Format::Text, Some(dir)) => Box::new(text::TextSink::new(dir, false)),
+        (Format::Markdown, Some(dir)) => Box::new(text::TextSink::new(dir, true)),
         (Format::Parquet, Some(file)) => Box::new(ParquetSink::create(file, &fields)?),
         _ => Box::new(JsonlSink::create(out, &fields)?),
     };

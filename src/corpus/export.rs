@@ -49,6 +49,7 @@ pub struct Summary {
 #[derive(Clone, Copy, Debug)]
 struct Needs {
     html: bool,
+    markdown: bool,
     lang: bool,
     ratio: bool,
     near: bool,
@@ -65,6 +66,7 @@ impl Needs {
                 Field::Author,
                 Field::FromByline,
             ]),
+            markdown: has(&[Field::Markdown]),
             lang: has(&[Field::Lang, Field::LangConfidence]),
             ratio: has(&[Field::TemplateRatio]),
             near: dedup.near(),
@@ -147,7 +149,12 @@ fn prepare(
     needs: Needs,
     templates: Option<&Templates>,
 ) -> Result<Option<Prepared>, StoreError> {
-    let (Some(page), Some(clean)) = (store.page(id)?, store.cleaned(id)?) else {
+    let cleaned = if needs.markdown {
+        store.cleaned_both(id)?
+    } else {
+        store.cleaned(id)?.map(|c| (c, None))
+    };
+    let (Some(page), Some((clean, markdown))) = (store.page(id)?, cleaned) else {
         return Ok(None);
     };
     let url = without_credentials(&page.url).into_owned();
@@ -163,6 +170,11 @@ fn prepare(
             .and_then(|(_, v)| httpdate::parse_http_date(v.trim()).ok())
             .map(|t| humantime::format_rfc3339_seconds(t).to_string()),
         cluster: clean.cluster,
+        markdown: match markdown {
+            Some(m) => m,
+            None if needs.markdown => clean.text.clone(),
+            None => String::new(),
+        },
         text: clean.text,
         ..Record::default()
     };

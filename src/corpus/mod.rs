@@ -27,7 +27,7 @@ use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
-    #[error("unknown format {0:?} (expected jsonl, parquet or text)")]
+    #[error("unknown format {0:?} (expected jsonl, parquet, text or markdown)")]
     Format(String),
     #[error("unknown --dedup {0:?} (expected none, exact, near or mark)")]
     Dedup(String),
@@ -37,7 +37,7 @@ pub enum CorpusError {
     RepeatedField(String),
     #[error("--fields names no field")]
     NoFields,
-    #[error("--format text writes text files only: --fields needs jsonl or parquet")]
+    #[error("--format text and markdown write one file per page: --fields needs jsonl or parquet")]
     TextHasNoFields,
     #[error("--dedup mark adds a dup_of field: it needs --format jsonl or parquet")]
     TextCannotMark,

@@ -1,6 +1,7 @@
 //! One exported page (`Record`) and the columns an export can hold (`Field`): their names, their
 //! order, their types in every format, and `--fields` parsing. docs/usage.md, "Export schema",
-//! describes these columns; `Field::ALL` is the default and the canonical order.
+//! describes these columns; `Field::ALL` is the canonical order and `Field::DEFAULT` (all but
+//! `markdown`) the default.
 
 use super::CorpusError;
 
@@ -23,6 +24,7 @@ pub enum Field {
     TemplateRatio,
     DupOf,
     Text,
+    Markdown,
 }
 
 /// How a column is typed (JSON type / Parquet physical and logical type).
@@ -39,8 +41,30 @@ pub enum Kind {
 }
 
 impl Field {
-    /// Every column, in the default order.
-    pub const ALL: [Field; 16] = [
+    /// Every column, in the canonical order.
+    pub const ALL: [Field; 17] = [
+        Field::Id,
+        Field::Url,
+        Field::Host,
+        Field::Canonical,
+        Field::Lang,
+        Field::LangConfidence,
+        Field::Title,
+        Field::Published,
+        Field::Author,
+        Field::FromByline,
+        Field::FetchedAt,
+        Field::LastModified,
+        Field::Cluster,
+        Field::TemplateRatio,
+        Field::DupOf,
+        Field::Text,
+        Field::Markdown,
+    ];
+
+    /// The columns an export holds when `--fields` names none: all but `markdown` (the same
+    /// text again, with its markup).
+    pub const DEFAULT: [Field; 16] = [
         Field::Id,
         Field::Url,
         Field::Host,
@@ -77,12 +101,18 @@ impl Field {
             Field::TemplateRatio => "template_ratio",
             Field::DupOf => "dup_of",
             Field::Text => "text",
+            Field::Markdown => "markdown",
         }
     }
 
     pub fn kind(self) -> Kind {
         match self {
-            Field::Id | Field::Url | Field::Host | Field::FetchedAt | Field::Text => Kind::Str,
+            Field::Id
+            | Field::Url
+            | Field::Host
+            | Field::FetchedAt
+            | Field::Text
+            | Field::Markdown => Kind::Str,
             Field::Cluster => Kind::U32,
             Field::LangConfidence | Field::TemplateRatio => Kind::OptF64,
             Field::Canonical
@@ -99,7 +129,7 @@ impl Field {
     /// `--fields`: comma-separated names, in the order wanted; `None` is every field.
     pub fn parse_list(list: Option<&str>) -> Result<Vec<Field>, CorpusError> {
         let Some(list) = list else {
-            return Ok(Field::ALL.to_vec());
+            return Ok(Field::DEFAULT.to_vec());
         };
         let mut out = Vec::new();
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -156,6 +186,9 @@ pub struct Record {
     /// The id of the earlier page this one duplicates (`--dedup mark`).
     pub dup_of: Option<String>,
     pub text: String,
+    /// The same text as Markdown (read only when asked for; a page cleaned before Markdown was
+    /// stored has its plain text here).
+    pub markdown: String,
 }
 
 impl Record {
@@ -181,6 +214,7 @@ impl Record {
             Field::TemplateRatio => num(self.template_ratio),
             Field::DupOf => opt(&self.dup_of),
             Field::Text => Value::Str(&self.text),
+            Field::Markdown => Value::Str(&self.markdown),
         }
     }
 }
@@ -191,7 +225,12 @@ mod tests {
 
     #[test]
     fn fields_parse_in_the_order_given_and_reject_unknown_or_repeated_names() {
-        assert_eq!(Field::parse_list(None).unwrap(), Field::ALL.to_vec());
+        assert_eq!(Field::parse_list(None).unwrap(), Field::DEFAULT.to_vec());
+        assert!(Field::ALL.starts_with(&Field::DEFAULT));
+        assert_eq!(
+            Field::parse_list(Some("id,markdown")).unwrap(),
+            vec![Field::Id, Field::Markdown]
+        );
         assert_eq!(
             Field::parse_list(Some("text, id,lang")).unwrap(),
             vec![Field::Text, Field::Id, Field::Lang]

@@ -13,7 +13,9 @@ pub mod table_chunks;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::dom::{text, Dom};
+use crate::dom::layout::Layout;
+use crate::dom::render::{render, Format, Markdown};
+use crate::dom::Dom;
 use crate::template::{self, Algorithm, Clustering, SiteResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -120,15 +122,23 @@ fn unclustered(doms: &[Dom], dropped: &[Vec<bool>]) -> SiteResult {
             clusters: vec![(0..doms.len() as u32).collect()],
         }
     };
-    let texts = doms
+    let (texts, markdowns) = doms
         .iter()
         .zip(dropped)
-        .map(|(dom, drop)| text::render(dom, |i| !drop[i]))
-        .collect();
+        .map(|(dom, drop)| {
+            let layout = Layout::new(dom);
+            let markdown = Format::Markdown(Markdown::for_page(dom));
+            (
+                render(dom, &layout, |i| !drop[i], &Format::Text),
+                render(dom, &layout, |i| !drop[i], &markdown),
+            )
+        })
+        .unzip();
     SiteResult {
         templates: vec![Vec::new(); clustering.clusters.len()],
         clustering,
         texts,
+        markdowns,
         bylines: Vec::new(),
     }
 }

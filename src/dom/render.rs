@@ -28,6 +28,12 @@ pub struct Markdown {
 }
 
 impl Markdown {
+    /// Links and images on, against the page's own address (`PageInfo::url`: its canonical or
+    /// `og:url`), when it states one.
+    pub fn for_page(dom: &Dom) -> Markdown {
+        Markdown::with_base(dom.info.url.as_deref().and_then(|u| Url::parse(u).ok()))
+    }
+
     /// Links and images on, against `base`.
     pub fn with_base(base: Option<Url>) -> Markdown {
         Markdown {

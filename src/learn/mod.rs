@@ -143,7 +143,9 @@ impl Learner {
         let _ = self.tx.send(Msg::Finish);
         let (mut summary, finished) = self.join.join().unwrap_or_default();
         if finished {
-            let out = Output::new(&self.config.crawl.out_dir).notify(self.written.clone());
+            let out = Output::new(&self.config.crawl.out_dir)
+                .format(self.config.crawl.format)
+                .notify(self.written.clone());
             let learner = SiteLearner {
                 store: &self.store,
                 out: &out,
@@ -183,7 +185,9 @@ fn run(
     rx: Receiver<Msg>,
 ) -> (LearnSummary, bool) {
     lower_priority();
-    let out = Output::new(&config.crawl.out_dir).notify(written);
+    let out = Output::new(&config.crawl.out_dir)
+        .format(config.crawl.format)
+        .notify(written);
     let learner = SiteLearner {
         store,
         out: &out,

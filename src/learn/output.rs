@@ -1,6 +1,7 @@
-//! Where cleaned text goes: `OUT/<site>/<page id>.txt` (written atomically, so a kill -9 never
-//! leaves half a file) plus `OUT/<site>/index.tsv` (page id → URL), and the page's `CleanRecord`
-//! (and `BylineRecord`, what its byline said) in the store, which `export` reads.
+//! Where cleaned text goes: `OUT/<site>/<page id>.txt` (or `.md`, `crawl.format = "markdown"`;
+//! written atomically, so a kill -9 never leaves half a file) plus `OUT/<site>/index.tsv` (page
+//! id → URL), and the page's `CleanRecord` with its Markdown (and `BylineRecord`, what its
+//! byline said) in the store, which `export` reads.
 //!
 //! The store is the truth: a kill -9 between writing text files and their index leaves them out
 //! of step, so the learner calls [`Output::reconcile`] for every site when it starts, which
@@ -12,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::crawl::url::{page_stem, without_credentials};
+use crate::output::TextFormat;
 use crate::output::{site_dir_name, write_atomic};
 use crate::store::{now_ms, BylineRecord, CleanBatch, CleanRecord, Store, StoreError};
-use crate::template::byline::Byline;
+use crate::template::Cleaned;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -36,7 +38,7 @@ pub struct WrittenPage<'a> {
     /// The page's cluster in its site's clustering.
     pub cluster: u32,
     pub text: &'a str,
-    /// `OUT/<site>/<page id>.txt`.
+    /// `OUT/<site>/<page id>.txt` (`.md` in Markdown).
     pub path: &'a Path,
     store: &'a Store,
 }
@@ -66,6 +68,7 @@ pub type WrittenSink = Arc<dyn Fn(&WrittenPage<'_>) + Send + Sync>;
 
 pub struct Output {
     dir: PathBuf,
+    format: TextFormat,
     notify: Option<WrittenSink>,
 }
 
@@ -73,8 +76,20 @@ impl Output {
     pub fn new(dir: &Path) -> Output {
         Output {
             dir: dir.to_path_buf(),
+            format: TextFormat::Text,
             notify: None,
         }
+    }
+
+    /// Write the pages' files in `format` (plain text by default).
+    pub fn format(mut self, format: TextFormat) -> Output {
+        self.format = format;
+        self
+    }
+
+    /// A page's file under `dir`.
+    fn file_path(&self, dir: &Path, id: u64) -> PathBuf {
+        dir.join(format!("{}.{}", page_stem(id), self.format.extension()))
     }
 
     /// Tell `sink` (when given) of every page whose text file this output writes.
@@ -94,19 +109,10 @@ impl Output {
         site: &str,
         id: u64,
         cluster: u32,
-        text: &str,
-        byline: &Byline,
+        page: Cleaned,
     ) -> Result<bool, OutputError> {
         let mut batch = CleanBatch::default();
-        let written = self.file(
-            store,
-            &mut batch,
-            site,
-            id,
-            cluster,
-            text.to_string(),
-            byline,
-        )?;
+        let written = self.file(store, &mut batch, site, id, cluster, page)?;
         store.put_clean_batch(batch)?;
         Ok(written)
     }
@@ -116,7 +122,6 @@ impl Output {
     /// changed (a read per page). Callers store a step's batch at once
     /// (`Store::put_clean_batch`), after its files: a kill -9 in between leaves those pages'
     /// old records, which only costs writing their files again.
-    #[allow(clippy::too_many_arguments)]
     pub fn file(
         &self,
         store: &Store,
@@ -124,9 +129,13 @@ impl Output {
         site: &str,
         id: u64,
         cluster: u32,
-        text: String,
-        byline: &Byline,
+        page: Cleaned,
     ) -> Result<bool, OutputError> {
+        let Cleaned {
+            text,
+            markdown,
+            byline,
+        } = page;
         let record = BylineRecord {
             author: byline.author.clone(),
             published: byline.published.clone(),
@@ -135,12 +144,16 @@ impl Output {
             batch.byline(id, &record);
         }
         let dir = self.site_dir(site);
-        let path = dir.join(format!("{}.txt", page_stem(id)));
+        let path = self.file_path(&dir, id);
         let sum = (cluster, xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
         if store.cleaned_sum(id)? == Some(sum) && path.exists() {
             return Ok(false);
         }
-        let write = || write_atomic(&path, text.as_bytes());
+        let body = match self.format {
+            TextFormat::Text => &text,
+            TextFormat::Markdown => &markdown,
+        };
+        let write = || write_atomic(&path, body.as_bytes());
         let written = match write() {
             // The site's first page (or the directory was removed): create it and try again.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -170,6 +183,7 @@ impl Output {
                 text,
                 updated_at_ms: now_ms(),
             },
+            Some(&markdown),
         );
         Ok(true)
     }
@@ -215,7 +229,10 @@ impl Output {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let stray = if name.starts_with('.') && name.ends_with(".tmp") {
                     true
-                } else if let Some(stem) = name.strip_suffix(".txt") {
+                } else if let Some(stem) = name
+                    .strip_suffix(self.format.extension())
+                    .and_then(|n| n.strip_suffix('.'))
+                {
                     match u64::from_str_radix(stem, 16) {
                         Ok(id) if stem.len() == 16 && rows.contains_key(&id) => {
                             on_disk.insert(id);
@@ -240,9 +257,14 @@ impl Output {
                 continue;
             }
             if let Some(clean) = store.cleaned(id)? {
-                let path = dir.join(format!("{}.txt", page_stem(id)));
+                let path = self.file_path(&dir, id);
+                let body = match self.format {
+                    TextFormat::Text => clean.text,
+                    // Text stored before Markdown was: its plain text.
+                    TextFormat::Markdown => store.cleaned_markdown(id)?.unwrap_or(clean.text),
+                };
                 std::fs::create_dir_all(&dir)
-                    .and_then(|()| write_atomic(&path, clean.text.as_bytes()))
+                    .and_then(|()| write_atomic(&path, body.as_bytes()))
                     .map_err(|source| OutputError::Write { path, source })?;
                 changed = true;
             }

@@ -18,7 +18,6 @@ use crate::store::pages::PageRef;
 use crate::store::{
     now_ms, CleanBatch, ClusterSummary, EraUpdate, RecrawlRun, SiteClusters, Store, StoreError,
 };
-use crate::template::byline::Byline;
 use crate::template::clean::{Cleaned, ClusterModel};
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
 use crate::template::{engine, support};
@@ -616,15 +615,7 @@ impl SiteLearner<'_> {
         cluster: u32,
         page: Cleaned,
     ) -> Result<bool, LearnError> {
-        Ok(self.out.file(
-            self.store,
-            batch,
-            site,
-            id,
-            cluster,
-            page.text,
-            &page.byline,
-        )?)
+        Ok(self.out.file(self.store, batch, site, id, cluster, page)?)
     }
 
     /// The site's page ids, ascending, with one stored record each (pages without it skipped).
@@ -658,13 +649,15 @@ impl SiteLearner<'_> {
         let assignment = result.clustering.assignment(ids.len());
         let mut batch = CleanBatch::default();
         let mut written = 0;
-        let none = Byline::default();
-        for (k, ((&id, text), &c)) in ids.iter().zip(result.texts).zip(&assignment).enumerate() {
-            let byline = result.bylines.get(k).unwrap_or(&none);
-            written += u64::from(
-                self.out
-                    .file(self.store, &mut batch, site, id, c, text, byline)?,
-            );
+        let mut markdowns = result.markdowns.into_iter();
+        let mut bylines = result.bylines.into_iter();
+        for ((&id, text), &c) in ids.iter().zip(result.texts).zip(&assignment) {
+            let page = Cleaned {
+                markdown: markdowns.next().unwrap_or_else(|| text.clone()),
+                byline: bylines.next().unwrap_or_default(),
+                text,
+            };
+            written += u64::from(self.out.file(self.store, &mut batch, site, id, c, page)?);
         }
         self.store.put_clean_batch(batch)?;
         let clusters = result

@@ -1078,7 +1078,7 @@ impl Store {
         let mut batch = CleanBatch::default();
         for (id, record) in records {
             let site = self.page(*id)?.map(|m| m.site).unwrap_or_default();
-            batch.cleaned(&site, *id, record);
+            batch.cleaned(&site, *id, record, None);
         }
         self.put_clean_batch(batch)
     }

@@ -236,6 +236,31 @@ fn a_model_fingerprint_goes_with_new_text_a_new_byline_or_new_bytes() {
     assert_eq!(s.clean_model(1).unwrap(), None, "the page replaced");
 }
 
+/// A page's Markdown is kept with its text; text stored without it (before Markdown was)
+/// reads as before and has none.
+#[test]
+fn markdown_is_stored_with_the_text_and_text_without_it_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let rec = |text: &str| CleanRecord {
+        cluster: 1,
+        text: text.into(),
+        updated_at_ms: 1,
+    };
+    let mut batch = CleanBatch::default();
+    batch.cleaned("a", 1, &rec("Title\nbody"), Some("# Title\n\nbody\n"));
+    batch.cleaned("a", 2, &rec("old text"), None);
+    s.put_clean_batch(batch).unwrap();
+    assert_eq!(s.cleaned(1).unwrap(), Some(rec("Title\nbody")));
+    assert_eq!(
+        s.cleaned_markdown(1).unwrap().as_deref(),
+        Some("# Title\n\nbody\n")
+    );
+    assert_eq!(s.cleaned(2).unwrap(), Some(rec("old text")));
+    assert_eq!(s.cleaned_markdown(2).unwrap(), None);
+    assert_eq!(s.cleaned_markdown(3).unwrap(), None);
+}
+
 /// A `CleanBatch` writes what `put_cleaned_many`, `put_byline` and `put_clean_models` would,
 /// in the order added: a fingerprint certified after the page's text and byline stands, one
 /// added before them does not.
@@ -253,9 +278,9 @@ fn a_clean_batch_stores_texts_bylines_and_fingerprints_in_order() {
         published: None,
     };
     let mut batch = CleanBatch::default();
-    batch.cleaned("a", 1, &rec("one"));
+    batch.cleaned("a", 1, &rec("one"), None);
     batch.byline(1, &byline);
-    batch.cleaned("a", 2, &rec("two"));
+    batch.cleaned("a", 2, &rec("two"), None);
     batch.certify(&[1, 2], 77);
     batch.certify(&[3], 5);
     batch.byline(3, &byline);
@@ -822,7 +847,7 @@ fn status_reads_a_record_per_site_not_every_pages_text() {
     let mut batch = CleanBatch::default();
     for id in [2, 4, 4, 1] {
         let site = if id % 2 == 0 { "a" } else { "b" };
-        batch.cleaned(site, id, &rec("first"));
+        batch.cleaned(site, id, &rec("first"), None);
     }
     s.put_clean_batch(batch).unwrap();
     assert_eq!(s.site_status("a").unwrap().cleaned, 2);
@@ -831,7 +856,7 @@ fn status_reads_a_record_per_site_not_every_pages_text() {
     let mut batch = CleanBatch::default();
     for id in [2, 4, 6, 3] {
         let site = if id % 2 == 0 { "a" } else { "b" };
-        batch.cleaned(site, id, &rec("again"));
+        batch.cleaned(site, id, &rec("again"), None);
     }
     s.put_clean_batch(batch).unwrap();
     s.put_site_clusters("a", &clusters_of(3)).unwrap();

@@ -69,21 +69,26 @@ pub struct CleanBatch {
 }
 
 impl CleanBatch {
-    /// The page's cleaned text. Text written without a model fingerprint is certified by none:
-    /// the end-of-crawl pass certifies it again ([`CleanBatch::certify`], after this) when its
-    /// own model wrote the text.
-    pub fn cleaned(&mut self, site: &str, id: u64, record: &CleanRecord) {
+    /// The page's cleaned text, and the same text as Markdown (kept after the record in one
+    /// lz4 value: a record stored without it reads as before). Text written without a model
+    /// fingerprint is certified by none: the end-of-crawl pass certifies it again
+    /// ([`CleanBatch::certify`], after this) when its own model wrote the text.
+    pub fn cleaned(&mut self, site: &str, id: u64, record: &CleanRecord, markdown: Option<&str>) {
         match self.texts.get_mut(site) {
             Some(ids) => ids.push(id),
             None => {
                 self.texts.insert(site.to_string(), vec![id]);
             }
         }
+        let mut value = encode(record);
+        if let Some(markdown) = markdown {
+            value.extend_from_slice(&encode(&markdown));
+        }
         let u = self.pages.entry(id).or_default();
         u.text = Some((
             record.cluster,
             xxhash_rust::xxh3::xxh3_64(record.text.as_bytes()),
-            lz4_flex::compress_prepend_size(&encode(record)),
+            lz4_flex::compress_prepend_size(&value),
         ));
         u.model = Some(None);
     }
@@ -127,6 +132,20 @@ impl Store {
 
     /// The page's cleaned text, if the template engine has produced it.
     pub fn cleaned(&self, id: u64) -> Result<Option<CleanRecord>, StoreError> {
+        Ok(self.cleaned_both(id)?.map(|(record, _)| record))
+    }
+
+    /// The page's cleaned text as Markdown (`None`: no text, or text stored before Markdown
+    /// was).
+    pub fn cleaned_markdown(&self, id: u64) -> Result<Option<String>, StoreError> {
+        Ok(self.cleaned_both(id)?.and_then(|(_, markdown)| markdown))
+    }
+
+    /// The page's cleaned text and its Markdown, when stored.
+    pub fn cleaned_both(
+        &self,
+        id: u64,
+    ) -> Result<Option<(CleanRecord, Option<String>)>, StoreError> {
         let k = key::page(key::CLEANED, id);
         let Some(v) = self.tree.get(&k)? else {
             return Ok(None);
@@ -134,7 +153,14 @@ impl Store {
         let (_, record_lz4): (TextHead, &[u8]) =
             postcard::take_from_bytes(&v).map_err(|e| corrupt(&k, e))?;
         let bytes = lz4_flex::decompress_size_prepended(record_lz4).map_err(|e| corrupt(&k, e))?;
-        decode(&k, &bytes).map(Some)
+        let (record, rest): (CleanRecord, &[u8]) =
+            postcard::take_from_bytes(&bytes).map_err(|e| corrupt(&k, e))?;
+        let markdown = if rest.is_empty() {
+            None
+        } else {
+            Some(decode::<String>(&k, rest)?)
+        };
+        Ok(Some((record, markdown)))
     }
 
     /// The ids of every page with cleaned text, read in one pass over the store's keys: what

@@ -49,11 +49,14 @@ pub struct ClusterModel {
     pages: u32,
 }
 
-/// One page cleaned: its text and what its byline says.
+/// One page cleaned: its text in both formats and what its byline says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cleaned {
     /// One block per line.
     pub text: String,
+    /// The same kept text as Markdown (`dom::render`): links and images absolute against the
+    /// page's address (`PageInfo::url`) when it has one.
+    pub markdown: String,
     pub byline: Byline,
 }
 
@@ -486,14 +489,16 @@ impl ClusterModel {
 
     /// The page's text and byline from its scores and verdicts.
     fn finish(&self, dom: &Dom, d: &Decided) -> Cleaned {
+        let markdown = Format::Markdown(render::Markdown::for_page(dom));
         Cleaned {
-            text: self.render(dom, &d.scored, &d.kept),
+            text: self.render(dom, &d.scored, &d.kept, &Format::Text),
+            markdown: self.render(dom, &d.scored, &d.kept, &markdown),
             byline: self.bylines.read(dom, &d.scored.blocks, &d.rules),
         }
     }
 
-    /// The page's text from its scores and verdicts.
-    fn render(&self, dom: &Dom, s: &Scored, kept: &[bool]) -> String {
+    /// The page's text in `format` from its scores and verdicts.
+    fn render(&self, dom: &Dom, s: &Scored, kept: &[bool], format: &Format) -> String {
         let whole = self.features.whole_blocks;
         render::render(
             dom,
@@ -509,7 +514,7 @@ impl ClusterModel {
                         || !s.blocks.in_template[i]
                         || s.blocks.blocks[b as usize].own_tokens() == 0)
             },
-            &Format::Text,
+            format,
         )
     }
 
@@ -517,7 +522,7 @@ impl ClusterModel {
     pub fn clean(&self, dom: &Dom) -> String {
         let s = self.score(dom);
         let (kept, _) = self.keep(dom, &s);
-        self.render(dom, &s, &kept)
+        self.render(dom, &s, &kept, &Format::Text)
     }
 
     /// One page of the cluster cleaned (`clean`'s text) with what its byline says.

@@ -17,6 +17,8 @@ pub struct SiteResult {
     pub templates: Vec<Vec<u64>>,
     /// Cleaned text per input page, one block per line.
     pub texts: Vec<String>,
+    /// The same per input page as Markdown.
+    pub markdowns: Vec<String>,
     /// What each input page's byline says (`template::byline`); empty for the baseline
     /// detectors, which read none.
     pub bylines: Vec<Byline>,
@@ -126,6 +128,7 @@ pub fn clean_clusters_with(
     features: Features,
 ) -> SiteResult {
     let mut texts = vec![String::new(); doms.len()];
+    let mut markdowns = vec![String::new(); doms.len()];
     let mut bylines = vec![Byline::default(); doms.len()];
     let mut templates = Vec::with_capacity(clustering.clusters.len());
     for members in &clustering.clusters {
@@ -137,6 +140,7 @@ pub fn clean_clusters_with(
         let (template, cleaned) = clean_cluster_with(&pages, &sets, features);
         for (&i, c) in members.iter().zip(cleaned) {
             texts[i as usize] = c.text;
+            markdowns[i as usize] = c.markdown;
             bylines[i as usize] = c.byline;
         }
         templates.push(template);
@@ -145,6 +149,7 @@ pub fn clean_clusters_with(
         clustering,
         templates,
         texts,
+        markdowns,
         bylines,
     }
 }

@@ -191,6 +191,7 @@ mod tests {
             settings: Default::default(),
             data: None,
             out: None,
+            format: None,
             warc_out: None,
             import_warc: Vec::new(),
             cluster: None,

@@ -31,11 +31,12 @@ pub enum Format {
     Jsonl,
     Parquet,
     Text,
+    Markdown,
 }
 
 impl Format {
     /// `--format`'s choices, as `choose` reads them.
-    pub const NAMES: [&'static str; 3] = ["jsonl", "parquet", "text"];
+    pub const NAMES: [&'static str; 4] = ["jsonl", "parquet", "text", "markdown"];
 
     /// The format named, or when none is, the one `out`'s name implies (`.parquet` → Parquet;
     /// anything else, and standard output, → JSON Lines).
@@ -44,6 +45,7 @@ impl Format {
             Some("jsonl") => Ok(Format::Jsonl),
             Some("parquet") => Ok(Format::Parquet),
             Some("text") => Ok(Format::Text),
+            Some("markdown") => Ok(Format::Markdown),
             Some(other) => Err(CorpusError::Format(other.to_string())),
             None => Ok(
                 if out.is_some_and(|p| p.extension().is_some_and(|e| e == "parquet")) {

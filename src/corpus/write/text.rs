@@ -1,5 +1,6 @@
-//! One text file per page, as the crawl writes them: `DIR/<site>/<page id>.txt` and, per site,
-//! `index.tsv` (page id TAB URL) — the site directory named by `output::site_dir_name`.
+//! One file per page, as the crawl writes them: `DIR/<site>/<page id>.txt` (`.md` in Markdown)
+//! and, per site, `index.tsv` (page id TAB URL) — the site directory named by
+//! `output::site_dir_name`.
 
 use std::path::{Path, PathBuf};
 
@@ -11,16 +12,23 @@ use crate::output::{site_dir_name, write_atomic};
 /// The fields the text format needs (it writes no other).
 pub const FIELDS: [Field; 3] = [Field::Id, Field::Url, Field::Text];
 
+/// The fields the Markdown format needs.
+pub const MARKDOWN_FIELDS: [Field; 3] = [Field::Id, Field::Url, Field::Markdown];
+
 pub struct TextSink {
     dir: PathBuf,
+    /// Markdown files (`.md`, the records' `markdown`), else text files.
+    markdown: bool,
     /// The current site's directory and its index rows.
     site: Option<(PathBuf, String)>,
 }
 
 impl TextSink {
-    pub fn new(dir: &Path) -> TextSink {
+    /// Text files, or Markdown files when `markdown`.
+    pub fn new(dir: &Path, markdown: bool) -> TextSink {
         TextSink {
             dir: dir.to_path_buf(),
+            markdown,
             site: None,
         }
     }
@@ -48,8 +56,13 @@ impl Sink for TextSink {
             .site
             .as_mut()
             .expect("invariant: begin_host comes before a host's pages");
-        let path = dir.join(format!("{}.txt", record.id));
-        write_atomic(&path, record.text.as_bytes()).map_err(io_error(&path))?;
+        let (extension, body) = if self.markdown {
+            ("md", &record.markdown)
+        } else {
+            ("txt", &record.text)
+        };
+        let path = dir.join(format!("{}.{extension}", record.id));
+        write_atomic(&path, body.as_bytes()).map_err(io_error(&path))?;
         index.push_str(&record.id);
         index.push('\t');
         index.push_str(&record.url);
