@@ -1060,8 +1060,9 @@ mod tests {
         assert_eq!(back, p.dom);
         assert_eq!(back.nodes.capacity(), back.nodes.len());
         // A length the bytes cannot hold is an error, not an allocation of that size.
-        let mut lying = vec![0xff, 0xff, 0xff, 0xff, 0x0f];
-        lying.extend_from_slice(&p.dom.to_bytes()[3..100]);
+        let mut lying = crate::dom::tree::ENCODING.to_vec();
+        lying.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+        lying.extend_from_slice(&p.dom.to_bytes()[9..100]);
         assert!(Dom::from_bytes(&lying).is_err());
     }
 

@@ -430,14 +430,34 @@ impl Dom {
         (!joined.is_empty()).then_some(joined)
     }
 
-    /// Compact binary encoding for storage.
+    /// Compact binary encoding for storage: [`ENCODING`], then the arena (postcard).
     pub fn to_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(self).expect("invariant: a Dom always serialises")
+        postcard::to_extend(self, ENCODING.to_vec()).expect("invariant: a Dom always serialises")
     }
 
-    pub fn from_bytes(bytes: &[u8]) -> Result<Dom, postcard::Error> {
-        postcard::from_bytes(bytes)
+    /// A `Dom` from [`Dom::to_bytes`]; [`DomBytesError::Older`] for bytes of an earlier
+    /// encoding (the page must be parsed again from its HTML).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Dom, DomBytesError> {
+        match bytes.strip_prefix(&ENCODING) {
+            Some(rest) => postcard::from_bytes(rest).map_err(DomBytesError::Decode),
+            None => Err(DomBytesError::Older),
+        }
     }
+}
+
+/// What stored DOM bytes start with: a length prefix no arena can have (a varint of 2³² − 1
+/// nodes: the encodings before this one started with the node count, always smaller), then
+/// the encoding's version. Version 2: flags of 16 bits, `Element::extra`, `Dom::info`,
+/// `<noscript>` parsed as markup, `<pre>` whitespace and formulas kept as text.
+pub const ENCODING: [u8; 6] = [0xff, 0xff, 0xff, 0xff, 0x0f, 2];
+
+/// Why stored DOM bytes cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DomBytesError {
+    #[error("a DOM stored by an earlier version (parse its HTML again)")]
+    Older,
+    #[error("DOM bytes: {0}")]
+    Decode(postcard::Error),
 }
 
 pub struct Children<'a> {

@@ -33,6 +33,13 @@ impl NewPage {
         NewPage::with_html_part(id, meta, html, pages::html_part(html), dom, paths)
     }
 
+    /// This page with `bytes` as its stored DOM (tests: a DOM of an earlier encoding).
+    #[cfg(test)]
+    pub(crate) fn with_dom_bytes(mut self, bytes: &[u8]) -> NewPage {
+        self.dom_lz4 = lz4_flex::compress_prepend_size(bytes);
+        self
+    }
+
     /// [`NewPage::new`] with the HTML kept as `raw`, its raw deflate ending on a sync flush
     /// (`warc::write::Deflated::raw`): the crawl's WARC record holds the same bytes, so the
     /// body is compressed once ([`pages::html_part_deflated`]).

@@ -73,15 +73,16 @@ pub use records::*;
 pub use recrawl::{class, EraUpdate, RevisitSlot};
 pub use texts::CleanBatch;
 
-/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 7, which it
+/// Bump when a record's encoding changes; `open` refuses other versions except 1 to 8, which it
 /// upgrades (2: queue entries in per-origin segments, `frontier.rs`; 3: the seen set as buckets
 /// of URL hashes, `seen.rs`; 4: DOMs and path sets keyed by site, `upgrade_site_keys_v3`; 5: a
 /// `SiteStatus` per site, `upgrade_site_status_v4`; 6: new pages' HTML, DOM and path set in
 /// page files, `pages.rs` — nothing to upgrade: older pages' inline values are read as before;
 /// 7: a page's metadata and page reference in one value, `upgrade_pages_v6`, and its text,
 /// text sum, byline and model in one, `texts.rs`; 8: a site's pages and body hashes in buckets,
-/// `site_index.rs`).
-pub const SCHEMA_VERSION: u32 = 8;
+/// `site_index.rs`; 9: a new DOM encoding, `dom::tree::ENCODING` — nothing rewritten: a page's
+/// DOM and path set of an earlier encoding are made again from its HTML when read).
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// sled writes its log to disk this often (ms).
 pub const FLUSH_EVERY_MS: u64 = 200;
@@ -255,6 +256,9 @@ pub struct Store {
     /// Held while a `SiteStatus` is read, changed and written with what changed it.
     site_status: Mutex<()>,
     pages: pages::PageFiles,
+    /// The store was written before schema 9: pages may hold DOMs and path sets of an earlier
+    /// parse, which are read by parsing their HTML again ([`Store::dom_at`]).
+    older_doms: bool,
 }
 
 /// Collections of sled's deferred frees a write is followed by ([`reclaim_deferred`]).
@@ -364,18 +368,26 @@ impl Store {
                 },
             })?;
         let tree = db.open_tree("thresher")?;
-        let store = Store {
+        let mut store = Store {
             dir: dir.to_path_buf(),
             db,
             tree,
             registry: Mutex::new(Registry::default()),
             site_status: Mutex::new(()),
             pages: pages::PageFiles::new(dir),
+            older_doms: false,
         };
         store.check_stamp(marker.stamp)?;
         store.check_page_files(marker.last_page_file)?;
         let found = store.check_schema(create)?;
         store.load_registry()?;
+        // Before schema 9 DOMs were parsed otherwise: marked once, for good (pages of that
+        // time stay in the store), before the schema says 9.
+        let older = key::bytes(key::META, b"older-doms");
+        if found <= 8 {
+            store.insert_one(older.clone(), &[1])?;
+        }
+        store.older_doms = store.tree.contains_key(&older)?;
         if found < SCHEMA_VERSION {
             tracing::info!(
                 dir = %dir.display(),
@@ -403,7 +415,8 @@ impl Store {
             if found <= 4 {
                 store.upgrade_site_status_v4()?;
             }
-            // 5 → 6 changes nothing stored: older pages keep their inline bytes.
+            // 5 → 6 changes nothing stored: older pages keep their inline bytes; 8 → 9 neither
+            // (older DOMs are parsed again from their HTML when read, `older_doms`).
             store.insert_one(
                 key::bytes(key::META, b"schema"),
                 &SCHEMA_VERSION.to_be_bytes(),
@@ -647,10 +660,25 @@ impl Store {
         let k = key::of_site(key::DOM, site, id);
         match self.lz4_part_at(at, pages::Part::Dom, &k)? {
             None => Ok(None),
-            Some(bytes) => crate::dom::Dom::from_bytes(&bytes)
-                .map(Some)
-                .map_err(|e| corrupt(&k, e)),
+            Some(bytes) => match crate::dom::Dom::from_bytes(&bytes) {
+                Ok(dom) => Ok(Some(dom)),
+                Err(crate::dom::tree::DomBytesError::Older) => self.parse_again(id, &k).map(Some),
+                Err(e) => Err(corrupt(&k, e)),
+            },
         }
+    }
+
+    /// Page `id`'s DOM parsed again from its stored HTML, as the crawl parses a response: what
+    /// a page stored before the DOM's encoding changed reads as (`dom::tree::ENCODING`; the
+    /// store is not rewritten, a recrawl or new page stores the new encoding).
+    fn parse_again(&self, id: u64, k: &[u8]) -> Result<crate::dom::Dom, StoreError> {
+        let (Some(meta), Some(html)) = (self.page(id)?, self.html(id)?) else {
+            return Err(corrupt(
+                k,
+                "a DOM stored by an earlier version, and no HTML to parse again",
+            ));
+        };
+        Ok(crate::dom::parse_bytes(&html, meta.content_type.as_deref()).dom)
     }
 
     /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
@@ -665,12 +693,29 @@ impl Store {
         id: u64,
         at: Option<&pages::PageRef>,
     ) -> Result<Option<Vec<u64>>, StoreError> {
+        if self.older_doms && self.dom_is_older(site, id, at)? {
+            return Ok(self.dom_at(site, id, at)?.map(|d| d.path_set()));
+        }
         let bytes = self.part_at(at, pages::Part::Paths, &key::of_site(key::PATHS, site, id))?;
         Ok(bytes.map(|v| {
             v.chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("invariant: chunks of 8")))
                 .collect()
         }))
+    }
+
+    /// Whether page `id`'s stored DOM is of an earlier encoding (its path set too, then: the
+    /// parse that made them differs from today's).
+    fn dom_is_older(
+        &self,
+        site: &str,
+        id: u64,
+        at: Option<&pages::PageRef>,
+    ) -> Result<bool, StoreError> {
+        let k = key::of_site(key::DOM, site, id);
+        Ok(self
+            .lz4_part_at(at, pages::Part::Dom, &k)?
+            .is_some_and(|b| !b.starts_with(&crate::dom::tree::ENCODING)))
     }
 
     /// Sites with their counters, by name.

@@ -124,6 +124,51 @@ fn page_commit_stores_everything_and_consumes_the_entry() {
     assert_eq!(s.site_counters("a").pages, 1);
 }
 
+/// Regression: a store of schema 8 holds DOMs of the earlier encoding (8-bit flags, no
+/// `Element::extra` or `Dom::info`), which the new decoder cannot read. Opened now, such a
+/// page's DOM and path set are made again from its stored HTML, as the crawl would parse it.
+#[test]
+fn regression_older_dom_encoding_is_parsed_again_from_the_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = b"<title>T</title><noscript><p>the thread</p></noscript><pre>a\n  b</pre>";
+    {
+        let s = open(dir.path());
+        let mut c = Commit::new();
+        let page = NewPage::new(
+            7,
+            meta("http://a/", "a"),
+            html,
+            &Default::default(),
+            &[1, 2, 3],
+        )
+        .with_dom_bytes(&[3, 0, 1, 2]);
+        c.page(page);
+        assert!(s.commit(c).unwrap().page_stored);
+        s.insert_one(key::bytes(key::META, b"schema"), &8u32.to_be_bytes())
+            .unwrap();
+        s.flush().unwrap();
+    }
+    let s = open(dir.path());
+    assert_eq!(s.check_schema(false).unwrap(), SCHEMA_VERSION);
+    let dom = parse_html(std::str::from_utf8(html).unwrap()).dom;
+    assert_eq!(s.dom("a", 7).unwrap().unwrap(), dom);
+    assert_eq!(s.path_set("a", 7).unwrap().unwrap(), dom.path_set());
+    // A page stored now is read as stored.
+    let fresh = b"<p>new</p>";
+    let fresh_dom = parse_html("<p>new</p>").dom;
+    let mut c = Commit::new();
+    c.page(NewPage::new(
+        8,
+        meta("http://a/b", "a"),
+        fresh,
+        &fresh_dom,
+        &[9],
+    ));
+    s.commit(c).unwrap();
+    assert_eq!(s.dom("a", 8).unwrap().unwrap(), fresh_dom);
+    assert_eq!(s.path_set("a", 8).unwrap().unwrap(), vec![9]);
+}
+
 #[test]
 fn a_second_url_with_the_same_body_is_recorded_as_a_duplicate() {
     let dir = tempfile::tempdir().unwrap();
