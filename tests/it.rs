@@ -13,6 +13,7 @@ mod hostile;
 mod inspect_cmd;
 mod layers;
 mod markdown;
+mod page_kinds;
 mod server_selftest;
 mod support;
 // The long-crawl benchmark's procedural universe, tested in `universe_server`.

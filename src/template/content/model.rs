@@ -14,6 +14,7 @@
 
 use std::sync::LazyLock;
 
+use crate::dom::tree::flags;
 use crate::dom::{Dom, NodeKind};
 
 use super::blocks::Blocks;
@@ -247,7 +248,25 @@ pub fn content(dom: &Dom, blocks: &Blocks, rules: &Rules) -> Vec<bool> {
         })
         .collect();
     link_lines_in_asides(dom, blocks, rules.kept, &mut kept);
+    template_link_lines(dom, blocks, &mut kept);
     kept
+}
+
+/// Drops the lines the model keeps that are the cluster's template text and links alone: the "Reply Like Report" bar under every post, the "Share Tweet" row
+/// under every item, which no page's content owns.
+fn template_link_lines(dom: &Dom, blocks: &Blocks, kept: &mut [bool]) {
+    for (b, k) in blocks.blocks.iter().zip(kept.iter_mut()) {
+        if *k
+            && b.tokens > 0
+            && b.own_tokens() == 0
+            && blocks
+                .nodes_of(b)
+                .iter()
+                .all(|&n| dom.nodes[n as usize].flags & flags::IN_LINK != 0)
+        {
+            *k = false;
+        }
+    }
 }
 
 /// Drops the bare-link lines the model keeps inside an `<aside>` (or `role=complementary`)
