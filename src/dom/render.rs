@@ -240,30 +240,64 @@ struct Writer<'a> {
     /// List items whose marker is written.
     marked: HashSet<usize>,
     blocks: Vec<Block>,
+    /// Writing a heading: its links and images as their text alone (a heading's link is its
+    /// own permalink or a breadcrumb, not a reference).
+    in_heading: bool,
 }
 
-/// ASCII punctuation a CommonMark reader could take as markup anywhere in a line.
+/// Escape what a CommonMark (GFM, with math) reader could take as markup inside a line, and
+/// nothing else, so identifiers, versions and prices read as the page wrote them: `\`, `` ` ``,
+/// `*`, `|` and `~` always; `_` unless inside a word (`snake_case` cannot open emphasis); `[`
+/// and `]` always, `!` before `[`; `<` before what could open a tag or autolink; `&` before
+/// what could be an entity; `$` when another `$` follows in the text (inline math).
 fn escape_inline(text: &str, out: &mut String) {
-    for c in text.chars() {
-        if matches!(
-            c,
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '$' | '&' | '!'
-        ) {
+    let chars: Vec<char> = text.chars().collect();
+    for (k, &c) in chars.iter().enumerate() {
+        let prev = k.checked_sub(1).map(|p| chars[p]);
+        let next = chars.get(k + 1).copied();
+        let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let escape = match c {
+            '\\' | '`' | '*' | '|' | '~' | '[' | ']' => true,
+            '_' => !(alnum(prev) && alnum(next)),
+            '!' => next == Some('['),
+            '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
+            '&' => {
+                let rest: String = chars[k + 1..].iter().take(33).collect();
+                rest.find(';').is_some_and(|end| {
+                    end > 0
+                        && rest[..end]
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '#')
+                })
+            }
+            '$' => chars[k + 1..].contains(&'$'),
+            _ => false,
+        };
+        if escape {
             out.push('\\');
         }
         out.push(c);
     }
 }
 
-/// Escape what would start a block at the beginning of a line's content: `#`, `-`, `+`, `=`,
-/// and an ordered-list marker (`1.`, `1)`).
+/// Escape what would start a block at the beginning of a line's content: an ATX heading
+/// (`#` then a space), a list item (`-`, `+`, `*` or `1.` / `1)` then a space), a block quote
+/// (`>`), a thematic break or setext underline (a line of `-`, `=` or `_` alone).
 fn escape_line_start(s: &str) -> String {
     let lead = s.len() - s.trim_start().len();
     let rest = &s[lead..];
+    let spaced = |after: &str| after.is_empty() || after.starts_with([' ', '\t']);
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if rest.starts_with(['#', '-', '+', '=']) {
+    let rule = rest.len() > 1
+        && ['-', '=', '_']
+            .iter()
+            .any(|&m| rest.chars().all(|c| c == m || c == ' '));
+    let marker = rest.starts_with('>')
+        || (rest.starts_with(['#', '-', '+']) && spaced(&rest[1..]))
+        || rule;
+    if marker {
         format!("{}\\{}", &s[..lead], rest)
-    } else if digits > 0 && rest[digits..].starts_with(['.', ')']) {
+    } else if digits > 0 && rest[digits..].starts_with(['.', ')']) && spaced(&rest[digits + 1..]) {
         format!("{}{}\\{}", &s[..lead], &rest[..digits], &rest[digits..])
     } else {
         s.to_string()
@@ -372,6 +406,7 @@ impl<'a> Writer<'a> {
             shown,
             marked: HashSet::new(),
             blocks: Vec::new(),
+            in_heading: false,
         }
     }
 
@@ -462,7 +497,7 @@ impl<'a> Writer<'a> {
                 "code" | "kbd" | "samp" | "tt" if self.dom.nodes[a].flags & flags::IN_PRE == 0 => {
                     Some(Mark::Code(fence_for(&code_text(a), 1)))
                 }
-                "a" if self.md.links => e
+                "a" if self.md.links && !self.in_heading => e
                     .href()
                     .and_then(|h| absolute(self.base.as_ref(), h))
                     .map(Mark::Link),
@@ -562,7 +597,8 @@ impl<'a> Writer<'a> {
                 }
                 NodeKind::Text(t) if in_code => out.push_str(&t.text),
                 NodeKind::Text(t) => escape_inline(&t.text, &mut out),
-                NodeKind::Element(_) => self.image(i, &mut out),
+                NodeKind::Element(_) if !self.in_heading => self.image(i, &mut out),
+                NodeKind::Element(_) => {}
                 NodeKind::Document => {}
             }
             last = Some((i, space_after));
@@ -640,7 +676,9 @@ impl<'a> Writer<'a> {
                 });
             }
             Kind::Heading(level) => {
+                self.in_heading = true;
                 let body = self.inline(line, l, None, "");
+                self.in_heading = false;
                 if body.is_empty() {
                     return;
                 }
