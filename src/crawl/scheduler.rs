@@ -1249,7 +1249,10 @@ impl Scheduler {
                     "{} failed {PARK_AFTER_FAILURES} times in a row; set aside for this run",
                     o.key
                 );
-                tracing::warn!("{msg}");
+                // A debug line, not a warning: one per origin would be a line per site in a
+                // broad crawl; progress, the summary and `status` show set-aside origins (a
+                // few by name, the rest counted).
+                tracing::debug!("{msg}");
                 self.set_wait(
                     id,
                     format!("failed {PARK_AFTER_FAILURES} times in a row (last: {last}); set aside for this run"),
@@ -1371,7 +1374,6 @@ impl Scheduler {
                         "{key}: robots.txt unreachable ({cause}) {} times in a row; set aside, its URLs stay queued",
                         o.robots_failures
                     );
-                    tracing::warn!("{msg}");
                     parked_msg = Some(msg);
                     wait = Some((
                         format!(
