@@ -548,4 +548,32 @@ mod tests {
             "{text}"
         );
     }
+
+    #[test]
+    fn live_status_shows_urls_over_budget_apart_from_the_queue() {
+        let stats = CrawlStats::default();
+        stats.queued.store(2, std::sync::atomic::Ordering::Relaxed);
+        stats
+            .over_budget
+            .store(9, std::sync::atomic::Ordering::Relaxed);
+        stats
+            .page_budget
+            .store(10, std::sync::atomic::Ordering::Relaxed);
+        stats.host("a.example", |h| {
+            h.queued = 2;
+            h.over_budget = 4
+        });
+        stats.host("b.example", |h| h.over_budget = 5);
+        let report = StatusReport::live(&stats, RunInfo::default(), 0);
+        assert_eq!((report.queued, report.over_budget), (2, 9));
+        assert_eq!((report.over_budget_hosts, report.budget), (2, 10));
+        let text = report.render();
+        assert!(text.contains("queued: 2"), "{text}");
+        assert!(
+            text.contains(
+                "Over budget: 9 URLs of 2 hosts that reached crawl.max_pages_per_host (10)"
+            ),
+            "{text}"
+        );
+    }
 }
