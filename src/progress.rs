@@ -171,10 +171,17 @@ impl Progress {
     }
 }
 
-/// The crawl-wide figures shown beside the main bar and in each plain progress line.
+/// The crawl-wide figures shown beside the main bar and in each plain progress line (URLs
+/// over a host's page budget, when there are any).
 fn summary_line(stats: &CrawlStats, rate: f64) -> String {
+    let over = stats.over_budget.load(Relaxed);
+    let over = if over > 0 {
+        format!("  over budget {over}")
+    } else {
+        String::new()
+    };
     format!(
-        "{:.0} pages/s  {}  stored {}  errors {}  skipped {}  retries {}  waiting {}  in flight {}  templates {}  cleaned {}",
+        "{:.0} pages/s  {}  stored {}  errors {}  skipped {}  retries {}  waiting {}  in flight {}  templates {}  cleaned {}{over}",
         rate,
         human_bytes(stats.bytes.load(Relaxed)),
         stats.stored.load(Relaxed),
@@ -279,6 +286,8 @@ mod tests {
             summary_line(&s, 12.4),
             "12 pages/s  2.5 MB  stored 40  errors 3  skipped 0  retries 0  waiting 0  in flight 0  templates 7  cleaned 35"
         );
+        s.over_budget.store(12, Relaxed);
+        assert!(summary_line(&s, 12.4).ends_with("cleaned 35  over budget 12"));
         s.host("a.example", |h| {
             h.fetched = 40;
             h.queued = 9;

@@ -93,7 +93,12 @@ pub struct HostRow {
     pub host: String,
     pub pages: u64,
     pub bytes: u64,
+    /// URLs queued for the next run.
     pub queued: u64,
+    /// URLs kept beyond the host's page budget (`crawl.max_pages_per_host`): a run with a
+    /// larger budget fetches them.
+    #[serde(default)]
+    pub over_budget: u64,
     pub errors: u64,
     /// Template clusters of the host's last clustering.
     #[serde(default)]
@@ -113,7 +118,16 @@ pub struct StatusReport {
     pub live: bool,
     pub last_run: Option<RunInfo>,
     pub hosts: Vec<HostRow>,
+    /// URLs queued for the next run (those over budget apart).
     pub queued: u64,
+    /// URLs of hosts over their page budget, and how many hosts, and the budget they reached
+    /// (the largest, if runs used several).
+    #[serde(default)]
+    pub over_budget: u64,
+    #[serde(default)]
+    pub over_budget_hosts: u64,
+    #[serde(default)]
+    pub budget: u64,
     pub pages: u64,
     /// URLs that ended without a page, by kind (skips marked by `ErrorKind::is_skip`).
     pub errors_by_kind: Vec<(ErrorKind, u64)>,
@@ -190,16 +204,23 @@ impl StatusReport {
             redesigned.extend(redesigns.into_iter().map(|r| (row.host.clone(), r)));
         }
         let lengths = store.queue_lengths()?;
-        let mut queued = 0;
+        let over = store.over_budget()?;
+        let (mut queued, mut over_budget) = (0, 0);
         for o in store.origins() {
             let n = lengths.get(&o.id).copied().unwrap_or(0);
-            queued += n;
             let host = url::Url::parse(&o.key)
                 .map(|u| crate::crawl::url::site_key(&u))
                 .unwrap_or(o.key);
             let row = hosts.entry(host.clone()).or_default();
+            // A host the last run left over budget: what its queues hold is over budget.
+            if over.contains_key(&host) {
+                over_budget += n;
+                row.over_budget += n;
+            } else {
+                queued += n;
+                row.queued += n;
+            }
             row.host = host;
-            row.queued += n;
         }
         let mut kinds: HashMap<ErrorKind, u64> = HashMap::new();
         for e in store.errors() {
@@ -226,6 +247,9 @@ impl StatusReport {
             pages: hosts.iter().map(|h| h.pages).sum(),
             hosts,
             queued,
+            over_budget,
+            over_budget_hosts: over.len() as u64,
+            budget: over.values().map(|r| r.budget).max().unwrap_or(0),
             errors_by_kind,
             store_bytes: store.size_on_disk(),
             waiting: store
@@ -253,6 +277,7 @@ impl StatusReport {
                 pages: h.fetched,
                 bytes: h.bytes,
                 queued: h.queued,
+                over_budget: h.over_budget,
                 errors: h.errors,
                 clusters: h.clusters,
                 cleaned: h.cleaned,
@@ -266,6 +291,9 @@ impl StatusReport {
             last_run: Some(run),
             pages: stats.stored.load(std::sync::atomic::Ordering::Relaxed),
             queued: stats.queued.load(std::sync::atomic::Ordering::Relaxed),
+            over_budget: stats.over_budget.load(std::sync::atomic::Ordering::Relaxed),
+            over_budget_hosts: stats.over_budget_hosts() as u64,
+            budget: stats.page_budget.load(std::sync::atomic::Ordering::Relaxed),
             errors_by_kind: stats.failures(),
             store_bytes,
             hosts_more: (hosts_total - hosts.len()) as u64,
@@ -319,20 +347,29 @@ impl StatusReport {
             self.hosts.len(),
             crate::progress::human_bytes(self.store_bytes)
         );
+        if self.over_budget_hosts > 0 {
+            let _ = writeln!(
+                s,
+                "Over budget: {} URLs of {} hosts that reached crawl.max_pages_per_host ({}); \
+                 not queued: a run with a larger budget fetches them",
+                self.over_budget, self.over_budget_hosts, self.budget
+            );
+        }
         if !self.hosts.is_empty() {
             let _ = writeln!(
                 s,
-                "\n{:<40} {:>8} {:>10} {:>8} {:>7} {:>8} {:>8}",
-                "host", "pages", "bytes", "queued", "errors", "clusters", "cleaned"
+                "\n{:<40} {:>8} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8}",
+                "host", "pages", "bytes", "queued", "over", "errors", "clusters", "cleaned"
             );
             for h in &self.hosts {
                 let _ = writeln!(
                     s,
-                    "{:<40} {:>8} {:>10} {:>8} {:>7} {:>8} {:>8}",
+                    "{:<40} {:>8} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8}",
                     h.host,
                     h.pages,
                     crate::progress::human_bytes(h.bytes),
                     h.queued,
+                    h.over_budget,
                     h.errors,
                     h.clusters,
                     h.cleaned
@@ -508,6 +545,34 @@ mod tests {
         assert!(text.contains("http-404"), "{text}");
         assert!(
             text.contains("duplicate") && text.contains("(skipped)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn live_status_shows_urls_over_budget_apart_from_the_queue() {
+        let stats = CrawlStats::default();
+        stats.queued.store(2, std::sync::atomic::Ordering::Relaxed);
+        stats
+            .over_budget
+            .store(9, std::sync::atomic::Ordering::Relaxed);
+        stats
+            .page_budget
+            .store(10, std::sync::atomic::Ordering::Relaxed);
+        stats.host("a.example", |h| {
+            h.queued = 2;
+            h.over_budget = 4
+        });
+        stats.host("b.example", |h| h.over_budget = 5);
+        let report = StatusReport::live(&stats, RunInfo::default(), 0);
+        assert_eq!((report.queued, report.over_budget), (2, 9));
+        assert_eq!((report.over_budget_hosts, report.budget), (2, 10));
+        let text = report.render();
+        assert!(text.contains("queued: 2"), "{text}");
+        assert!(
+            text.contains(
+                "Over budget: 9 URLs of 2 hosts that reached crawl.max_pages_per_host (10)"
+            ),
             "{text}"
         );
     }

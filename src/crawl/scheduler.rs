@@ -20,7 +20,7 @@ use super::fetch::Fetcher;
 use super::politeness::{Backoff, Politeness};
 use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
-use super::stats::{CrawlStats, OriginWait};
+use super::stats::{CrawlStats, OriginWait, OverBudget};
 use super::url as urls;
 use super::worker::{
     self, Ctx, Job, JobResult, Processing, Slot, TaskOutput, Verdict, WorkerError,
@@ -86,6 +86,17 @@ impl Default for RunOptions {
     }
 }
 
+/// What a page limit does to an origin's next page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    /// No limit holds it: it may start.
+    Free,
+    /// It waits (for pages in flight, or for the rest of the run under `max_pages`).
+    Holds,
+    /// Its site has stored `crawl.max_pages_per_host` pages: its URLs are over budget.
+    OverBudget,
+}
+
 /// How long a dispatch puts off an origin whose partition this worker does not hold.
 const GATE_HOLD: Duration = Duration::from_millis(500);
 
@@ -104,12 +115,17 @@ pub struct CrawlSummary {
     pub retries: u64,
     /// Retries whose Retry-After was above `fetch.max_retry_after` and was capped.
     pub retry_after_capped: u64,
+    /// URLs left queued for the next run (those over a host's page budget apart).
     pub queued_left: u64,
     pub elapsed: Duration,
     /// Shutdown was requested before the frontier emptied.
     pub interrupted: bool,
-    /// Why work was left in the queues, if it was (limits, unreachable origins).
+    /// Why work was left in the queues, if it was, for the crawl as a whole (`max_pages`); one
+    /// line each, never one per host (hosts over their budget are in `over_budget`).
     pub left_because: Vec<String>,
+    /// Hosts that reached `crawl.max_pages_per_host` with URLs left: those URLs are over
+    /// budget, not queued (a run with a larger budget takes them up).
+    pub over_budget: OverBudget,
     /// Origins set aside or still waiting when the run ended, with why and the URLs they keep
     /// queued for the next run.
     pub set_aside: Vec<OriginWait>,
@@ -152,6 +168,9 @@ struct Origin {
     robots_failures: u32,
     /// Set aside for this run (its URLs stay queued).
     parked: bool,
+    /// Its site reached `crawl.max_pages_per_host`: set aside, its URLs counted over budget
+    /// (`queued` still counts them, as the store does).
+    over_budget: bool,
     /// Its site's page limit is taken by pages still in flight: it waits for one of them to
     /// finish (one that fails gives its slot back, so the site still reaches its limit).
     held: bool,
@@ -180,9 +199,13 @@ impl Origin {
         (!self.pages_blocked && (self.queued > 0 || !self.buffer.is_empty())) || self.revisits > 0
     }
 
-    /// URLs it keeps queued (in the store, not yet started).
+    /// URLs it keeps queued (in the store, not yet started), those over budget apart.
     fn queued_now(&self) -> u64 {
-        self.queued
+        if self.over_budget {
+            0
+        } else {
+            self.queued
+        }
     }
 }
 
@@ -375,6 +398,10 @@ pub async fn run(
     for (site, c) in store.sites() {
         s.stats.host(&site, |h| h.fetched = c.pages);
     }
+    s.stats
+        .page_budget
+        .store(config.crawl.max_pages_per_host, Relaxed);
+    s.over_budget_from_start();
     s.stats.stored.store(s.stored_total, Relaxed);
 
     let mut external = options.external.take();
@@ -382,9 +409,13 @@ pub async fn run(
     // The archive's last file is made durable before the store's last flush: every page the
     // store keeps has its records on disk.
     let finished = archive.as_deref().map(Archive::finish).transpose();
+    let mut summary = s.finish();
+    // Every host over budget is known by the end of any run (judged at its start), so the set
+    // replaces the last run's.
+    let over = &summary.over_budget;
+    store.set_over_budget(over.budget, &over.hosts)?;
     store.flush()?;
     finished?;
-    let mut summary = s.finish();
     summary.elapsed = started.elapsed();
     summary.imported = imported;
     result.map(|()| summary)
@@ -493,6 +524,7 @@ impl Scheduler {
             failures: 0,
             robots_failures: 0,
             parked: false,
+            over_budget: false,
             held: false,
             waiting: None,
             scheduled: None,
@@ -800,9 +832,15 @@ impl Scheduler {
                 return Ok(skipped > 0);
             };
             let site = self.origins[&id].site.clone();
-            if entry.kind == EntryKind::Page && self.page_limit_holds(id, &site) {
-                self.unpop(id, seq, entry);
-                return Ok(true);
+            if entry.kind == EntryKind::Page {
+                let limit = self.page_limit(id, &site);
+                if limit != Limit::Free {
+                    self.unpop(id, seq, entry);
+                    if limit == Limit::OverBudget {
+                        self.over_budget(id);
+                    }
+                    return Ok(true);
+                }
             }
             let o = self.origins.get_mut(&id).expect("invariant: origin exists");
             let allowed = match (&o.robots, Url::parse(&entry.url)) {
@@ -831,10 +869,11 @@ impl Scheduler {
     }
 
     /// Whether a page limit (`max_pages`, `max_pages_per_host`) keeps the origin's next page
-    /// from starting; if so, the origin's state says how long (the caller puts the page back).
+    /// from starting; if so, the origin's state says how long (the caller puts the page back,
+    /// and counts the origin's URLs over budget on `Limit::OverBudget`).
     /// A limit counts the pages in flight too, but only stored pages end it: an in-flight page
     /// that fails gives its slot back (the limit was missed by one).
-    fn page_limit_holds(&mut self, id: u32, site: &str) -> bool {
+    fn page_limit(&mut self, id: u32, site: &str) -> Limit {
         let crawl = &self.ctx.config.crawl;
         let (max, per_host) = (crawl.max_pages, crawl.max_pages_per_host);
         let stored = self.ctx.store.site_counters(site).pages;
@@ -846,7 +885,7 @@ impl Scheduler {
             // A limit holds new pages, not the revisits of stored ones: this origin's revisits
             // go on, its new pages wait for the next run.
             o.pages_blocked = true;
-            return true;
+            return Limit::Holds;
         }
         if total_full {
             if self.stored_total >= max {
@@ -855,24 +894,64 @@ impl Scheduler {
             } else {
                 self.limit_held = true;
             }
-            return true;
+            return Limit::Holds;
         }
         if site_full {
             if stored >= per_host {
-                o.parked = true;
-                self.note_left(format!(
-                    "max_pages_per_host ({per_host}) reached for {site}"
-                ));
-            } else {
-                o.held = true;
-                self.held_sites
-                    .entry(site.to_string())
-                    .or_default()
-                    .push(id);
+                return Limit::OverBudget;
             }
-            return true;
+            o.held = true;
+            self.held_sites
+                .entry(site.to_string())
+                .or_default()
+                .push(id);
+            return Limit::Holds;
         }
-        false
+        Limit::Free
+    }
+
+    /// Origin `id`'s site has stored `crawl.max_pages_per_host` pages: the origin is set aside
+    /// for the run and the URLs it keeps are counted over budget, not queued.
+    fn over_budget(&mut self, id: u32) {
+        let Some(o) = self.origins.get_mut(&id) else {
+            return;
+        };
+        o.parked = true;
+        if std::mem::replace(&mut o.over_budget, true) {
+            return;
+        }
+        let (n, site) = (o.queued, o.site.clone());
+        self.stats
+            .queued
+            .fetch_sub(n.min(self.stats.queued.load(Relaxed)), Relaxed);
+        self.stats.over_budget.fetch_add(n, Relaxed);
+        self.stats.host(&site, |h| {
+            h.queued = h.queued.saturating_sub(n);
+            h.over_budget += n;
+        });
+        self.schedule(id);
+    }
+
+    /// At the start of a run, origins whose site already holds `crawl.max_pages_per_host`
+    /// pages are over budget before any request (not even robots.txt): a run with the same
+    /// budget ends at once instead of visiting every such origin, and shows their URLs apart
+    /// from the queue. Origins with revisits go on (a limit holds new pages, not revisits); a
+    /// cluster worker's origins are judged when dispatched (its partitions come and go).
+    fn over_budget_from_start(&mut self) {
+        let per_host = self.ctx.config.crawl.max_pages_per_host;
+        if per_host == 0 || self.ctx.partitioned.is_some() {
+            return;
+        }
+        let full: Vec<u32> = self
+            .origins
+            .iter()
+            .filter(|(_, o)| o.queued > 0 && o.revisits == 0)
+            .filter(|(_, o)| self.ctx.store.site_counters(&o.site).pages >= per_host)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in full {
+            self.over_budget(id);
+        }
     }
 
     /// Count the entry's request as in flight and spawn its job.
@@ -1170,7 +1249,10 @@ impl Scheduler {
                     "{} failed {PARK_AFTER_FAILURES} times in a row; set aside for this run",
                     o.key
                 );
-                tracing::warn!("{msg}");
+                // A debug line, not a warning: one per origin would be a line per site in a
+                // broad crawl; progress, the summary and `status` show set-aside origins (a
+                // few by name, the rest counted).
+                tracing::debug!("{msg}");
                 self.set_wait(
                     id,
                     format!("failed {PARK_AFTER_FAILURES} times in a row (last: {last}); set aside for this run"),
@@ -1292,7 +1374,6 @@ impl Scheduler {
                         "{key}: robots.txt unreachable ({cause}) {} times in a row; set aside, its URLs stay queued",
                         o.robots_failures
                     );
-                    tracing::warn!("{msg}");
                     parked_msg = Some(msg);
                     wait = Some((
                         format!(
@@ -1379,8 +1460,13 @@ impl Scheduler {
                 .expect("invariant: just added");
             o.queued += 1;
             let site = o.site.clone();
-            self.stats.queued.fetch_add(1, Relaxed);
-            self.stats.host(&site, |h| h.queued += 1);
+            if o.over_budget {
+                self.stats.over_budget.fetch_add(1, Relaxed);
+                self.stats.host(&site, |h| h.over_budget += 1);
+            } else {
+                self.stats.queued.fetch_add(1, Relaxed);
+                self.stats.host(&site, |h| h.queued += 1);
+            }
             self.schedule(e.origin_id);
         }
     }
@@ -1420,10 +1506,22 @@ impl Scheduler {
 
     fn finish(mut self) -> CrawlSummary {
         self.summary.queued_left = self.origins.values().map(Origin::queued_now).sum();
+        let mut over: HashMap<&str, u64> = HashMap::new();
+        for o in self
+            .origins
+            .values()
+            .filter(|o| o.over_budget && o.queued > 0)
+        {
+            *over.entry(o.site.as_str()).or_default() += o.queued;
+        }
+        self.summary.over_budget = OverBudget::new(
+            self.ctx.config.crawl.max_pages_per_host,
+            over.into_iter().map(|(site, n)| (site.to_string(), n)),
+        );
         let mut ids: Vec<u32> = self
             .origins
             .iter()
-            .filter(|(_, o)| o.waiting.is_some() && o.has_work())
+            .filter(|(_, o)| o.waiting.is_some() && o.has_work() && !o.over_budget)
             .map(|(&id, _)| id)
             .collect();
         ids.sort_unstable();

@@ -19,6 +19,9 @@ pub struct HostStats {
     /// Body bytes received.
     pub bytes: u64,
     pub queued: u64,
+    /// URLs it keeps beyond its page budget (`crawl.max_pages_per_host`), not counted in
+    /// `queued`.
+    pub over_budget: u64,
     pub errors: u64,
     /// Transient failures queued again.
     pub retries: u64,
@@ -68,14 +71,53 @@ pub fn clock(ms: u64) -> String {
     }
 }
 
+/// The hosts a run left over their page budget (`crawl.max_pages_per_host`), with the URLs each
+/// keeps queued: most first, then by name. The summary shows the first few and counts the rest
+/// ([`OverBudget::top`]); the store keeps them all for `status` and the next run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverBudget {
+    /// The run's `crawl.max_pages_per_host`.
+    pub budget: u64,
+    pub hosts: Vec<(String, u64)>,
+}
+
+impl OverBudget {
+    /// From per-host counts, in the order the summary shows them.
+    pub fn new(budget: u64, hosts: impl IntoIterator<Item = (String, u64)>) -> OverBudget {
+        let mut hosts: Vec<(String, u64)> = hosts.into_iter().collect();
+        hosts.sort_by(|a, b| (b.1, &a.0).cmp(&(a.1, &b.0)));
+        OverBudget { budget, hosts }
+    }
+
+    /// URLs over budget, across hosts.
+    pub fn urls(&self) -> u64 {
+        self.hosts.iter().map(|(_, n)| n).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hosts.is_empty()
+    }
+
+    /// The `n` hosts with the most URLs over budget, and how many hosts are left out.
+    pub fn top(&self, n: usize) -> (&[(String, u64)], usize) {
+        let shown = &self.hosts[..n.min(self.hosts.len())];
+        (shown, self.hosts.len() - shown.len())
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct CrawlStats {
     /// Responses received (any status; a timeout or a refused connection is not one).
     pub fetched: AtomicU64,
     /// Pages stored.
     pub stored: AtomicU64,
-    /// URLs waiting in queues.
+    /// URLs waiting in queues (those of hosts over their page budget apart).
     pub queued: AtomicU64,
+    /// URLs of hosts that reached their page budget (`crawl.max_pages_per_host`): kept in the
+    /// store for a run with a larger budget, never fetched by this one.
+    pub over_budget: AtomicU64,
+    /// The run's `crawl.max_pages_per_host` (0: none), which `over_budget` is counted against.
+    pub page_budget: AtomicU64,
     pub in_flight: AtomicU64,
     /// Body bytes received.
     pub bytes: AtomicU64,
@@ -162,6 +204,12 @@ impl CrawlStats {
         (waits.values().take(n).cloned().collect(), waits.len())
     }
 
+    /// Hosts with URLs over their page budget.
+    pub fn over_budget_hosts(&self) -> usize {
+        let hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        hosts.values().filter(|h| h.over_budget > 0).count()
+    }
+
     /// Hosts seen so far.
     pub fn host_count(&self) -> usize {
         self.hosts.lock().unwrap_or_else(|p| p.into_inner()).len()
@@ -205,5 +253,22 @@ mod tests {
         });
         let names: Vec<String> = s.busiest(2).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, vec!["b", "c"]);
+    }
+
+    #[test]
+    fn over_budget_hosts_come_most_first_and_the_rest_are_counted() {
+        let o = OverBudget::new(
+            10,
+            [
+                ("b".to_string(), 3),
+                ("a".to_string(), 3),
+                ("c".to_string(), 9),
+            ],
+        );
+        assert_eq!(o.urls(), 15);
+        let (top, more) = o.top(2);
+        assert_eq!(top, &[("c".to_string(), 9), ("a".to_string(), 3)]);
+        assert_eq!(more, 1);
+        assert_eq!(o.top(5).1, 0);
     }
 }

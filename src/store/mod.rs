@@ -50,7 +50,9 @@
 //! | `G` page id                     | `GoneRecord`                  |
 //! | `E` site · 0x00 · at ms u64     | `RedesignRecord` (append-only)|
 //! | `O` site · 0x00 · page id       | era u32 — a page of an earlier template era, its text kept |
+//! | `U` site                        | `OverBudgetRecord`: the site reached its page budget (`budget.rs`) |
 
+mod budget;
 mod commit;
 mod frontier;
 pub mod pages;
@@ -67,6 +69,7 @@ use std::sync::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use budget::OverBudgetRecord;
 pub use commit::{Commit, CommitOutcome, Enqueued, NewPage, DISCOVER_BATCH};
 pub use frontier::{Consumed, SEGMENT_ENTRIES};
 pub use records::*;
@@ -169,6 +172,8 @@ pub(crate) mod key {
     /// Per site: how many of its pages have cleaned text, and its clusters (`SiteStatus`), kept
     /// as texts and clusters are stored, so `status` reads a record per site, not every page.
     pub const SITE_STATUS: u8 = b'N';
+    /// Per site over its page budget: `OverBudgetRecord` (`budget.rs`).
+    pub const OVER_BUDGET: u8 = b'U';
 
     pub fn bytes(prefix: u8, rest: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(1 + rest.len());

@@ -1458,3 +1458,25 @@ fn a_replaced_body_and_a_new_twin_in_one_commit_share_the_sites_index() {
     );
     assert_eq!(s.site_pages("a").unwrap(), vec![2, 4]);
 }
+
+#[test]
+fn hosts_over_budget_are_replaced_as_a_whole_at_each_run_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    assert!(
+        store.over_budget().unwrap().is_empty(),
+        "none in a new store"
+    );
+    store
+        .set_over_budget(10, &[("a:1".into(), 5), ("b:1".into(), 7)])
+        .unwrap();
+    store.set_over_budget(20, &[("b:1".into(), 3)]).unwrap();
+    drop(store);
+    let store = open(dir.path());
+    let over = store.over_budget().unwrap();
+    assert_eq!(over.len(), 1, "{over:?}");
+    let b = &over["b:1"];
+    assert_eq!((b.budget, b.urls), (20, 3));
+    store.set_over_budget(0, &[]).unwrap();
+    assert!(store.over_budget().unwrap().is_empty());
+}

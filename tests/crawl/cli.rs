@@ -26,7 +26,12 @@ fn crawl_loud(dir: &std::path::Path, config: &std::path::Path) -> Command {
     c
 }
 
-fn crawl_cmd(dir: &std::path::Path, seeds: &std::path::Path, config: &std::path::Path) -> Command {
+/// `crawl_in` with `--seeds seeds`.
+pub(super) fn crawl_cmd(
+    dir: &std::path::Path,
+    seeds: &std::path::Path,
+    config: &std::path::Path,
+) -> Command {
     let mut c = crawl_in(dir, config);
     c.arg("--seeds").arg(seeds);
     c

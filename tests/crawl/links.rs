@@ -42,10 +42,11 @@ async fn max_pages_and_per_host_limits_stop_the_crawl() {
     for (site, c) in store.sites() {
         assert_eq!(c.pages, 7, "{site}");
     }
-    assert!(
-        summary.queued_left > 0 && !summary.left_because.is_empty(),
-        "{summary:?}"
-    );
+    // The URLs beyond the budget are over budget, per host, not queued.
+    assert_eq!(summary.over_budget.budget, 7, "{summary:?}");
+    assert_eq!(summary.over_budget.hosts.len(), 2, "{summary:?}");
+    assert!(summary.over_budget.urls() > 0, "{summary:?}");
+    assert_eq!(summary.queued_left, 0, "{summary:?}");
 
     let dirs = Dirs::new();
     crawl(

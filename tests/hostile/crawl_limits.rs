@@ -61,7 +61,7 @@ fn per_host_limit_is_reached_when_a_page_in_flight_fails() {
     let (ran, dirs, slow_hits) = crawl_with_limit("max_pages_per_host");
     assert_eq!(slow_hits, 1);
     assert_eq!(stored_pages(&dirs), 4, "{:?}", ran.summary);
-    assert!(ran.summary.queued_left > 0, "{:?}", ran.summary);
+    assert!(ran.summary.over_budget.urls() > 0, "{:?}", ran.summary);
 }
 
 #[test]
@@ -83,14 +83,28 @@ fn queued_counts_agree_in_progress_summary_and_status() {
     let toml = "[crawl]\nmax_pages_per_host = 4\nper_origin_concurrency = 2\n";
     let ran = crawl_bounded(&dirs, &[o.url("/")], toml, Duration::from_secs(60));
     let in_store: u64 = dirs.store().queue_lengths().expect("queue").values().sum();
-    // `/`, `/slow` and three pages fetched: five of the ten URLs are left.
+    // `/`, `/slow` and three pages fetched: five of the ten URLs are left, all over the
+    // host's budget (none queued).
     assert_eq!(in_store, 5);
-    assert_eq!(ran.summary.queued_left, in_store, "{:?}", ran.summary);
-    assert_eq!(ran.stats.queued.load(Relaxed), in_store, "progress");
-    let per_host: u64 = ran.stats.busiest(10).iter().map(|(_, h)| h.queued).sum();
+    assert_eq!(ran.summary.queued_left, 0, "{:?}", ran.summary);
+    assert_eq!(
+        ran.summary.over_budget.urls(),
+        in_store,
+        "{:?}",
+        ran.summary
+    );
+    assert_eq!(ran.stats.queued.load(Relaxed), 0, "progress");
+    assert_eq!(ran.stats.over_budget.load(Relaxed), in_store, "progress");
+    let per_host: u64 = ran
+        .stats
+        .busiest(10)
+        .iter()
+        .map(|(_, h)| h.over_budget)
+        .sum();
     assert_eq!(per_host, in_store, "progress, per host");
     let status = thresher::status::report(&dirs.data(), 8 << 20).expect("status");
-    assert_eq!(status.queued, in_store, "status");
+    assert_eq!(status.queued, 0, "status");
+    assert_eq!(status.over_budget, in_store, "status");
 }
 
 /// Issue 10 (found measuring 100,000 seeds): `--max-pages 1` was reached with the first page,

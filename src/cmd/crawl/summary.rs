@@ -63,6 +63,9 @@ pub(super) fn learn_line(l: &LearnSummary) -> String {
 /// Set-aside origins the run's summary names; the rest are counted (a run over 200,000 dead
 /// origins printed 200,000 lines).
 const SUMMARY_ORIGINS: usize = 20;
+/// Hosts over their page budget the summary names (most URLs first); the rest are counted (a
+/// broad crawl leaves every one of its sites over budget).
+const SUMMARY_OVER_BUDGET: usize = 5;
 
 pub(super) fn render_summary(
     s: &CrawlSummary,
@@ -109,6 +112,29 @@ pub(super) fn render_summary(
     }
     for why in &s.left_because {
         let _ = writeln!(out, "Left queued: {why}.");
+    }
+    let over = &s.over_budget;
+    if !over.is_empty() {
+        let n = over.hosts.len();
+        let _ = writeln!(
+            out,
+            "Over budget: {} URLs of {n} {} that reached crawl.max_pages_per_host ({}), kept for \
+             a run with a larger budget:",
+            over.urls(),
+            if n == 1 { "host" } else { "hosts" },
+            over.budget
+        );
+        let (top, more) = over.top(SUMMARY_OVER_BUDGET);
+        for (host, urls) in top {
+            let _ = writeln!(out, "  {host:<40} {urls:>8} URLs");
+        }
+        if more > 0 {
+            let _ = writeln!(
+                out,
+                "  … and {more} more (thresher status --data {} lists them all)",
+                data.display()
+            );
+        }
     }
     if !s.set_aside.is_empty() {
         let urls: u64 = s.set_aside.iter().map(|w| w.queued).sum();
@@ -186,7 +212,52 @@ mod tests {
                 .collect(),
             ..CrawlSummary::default()
         };
-        let args = CrawlArgs {
+        let text = render_summary(&summary, "d".as_ref(), "o".as_ref(), &args());
+        assert!(
+            text.contains("25 origins unreachable or set aside"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("robots.txt unreachable").count(),
+            SUMMARY_ORIGINS,
+            "{text}"
+        );
+        assert!(text.contains("… and 5 more"), "{text}");
+    }
+
+    /// Regression: a broad crawl with `crawl.max_pages_per_host = 10` printed a line for each
+    /// of its 10,000 hosts ("Left queued: max_pages_per_host (10) reached for …").
+    #[test]
+    fn the_summary_counts_hosts_over_budget_and_names_the_top_few() {
+        let hosts =
+            (0..10_000u64).map(|i| (format!("127.1.{}.{}:80", i / 250, i % 250), 100 + i % 7));
+        let summary = CrawlSummary {
+            over_budget: crate::crawl::stats::OverBudget::new(10, hosts),
+            ..CrawlSummary::default()
+        };
+        let text = render_summary(&summary, "d".as_ref(), "o".as_ref(), &args());
+        let urls: u64 = (0..10_000u64).map(|i| 100 + i % 7).sum();
+        assert!(
+            text.contains(&format!(
+                "Over budget: {urls} URLs of 10000 hosts that reached crawl.max_pages_per_host (10)"
+            )),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches(" URLs\n").count(),
+            SUMMARY_OVER_BUDGET,
+            "{text}"
+        );
+        assert!(text.contains("… and 9995 more"), "{text}");
+        assert!(text.lines().count() < 12, "{text}");
+        // Most URLs first: hosts with 106.
+        assert!(text.contains("     106 URLs"), "{text}");
+        assert!(!text.contains("     100 URLs"), "{text}");
+        assert!(!text.contains("still queued"), "{text}");
+    }
+
+    fn args() -> CrawlArgs {
+        CrawlArgs {
             seeds: Some("s.txt".into()),
             settings: Default::default(),
             data: None,
@@ -213,17 +284,6 @@ mod tests {
             older_than: None,
             quiet: false,
             verbose: 0,
-        };
-        let text = render_summary(&summary, "d".as_ref(), "o".as_ref(), &args);
-        assert!(
-            text.contains("25 origins unreachable or set aside"),
-            "{text}"
-        );
-        assert_eq!(
-            text.matches("robots.txt unreachable").count(),
-            SUMMARY_ORIGINS,
-            "{text}"
-        );
-        assert!(text.contains("… and 5 more"), "{text}");
+        }
     }
 }

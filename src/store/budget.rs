@@ -1,0 +1,57 @@
+//! Hosts over their page budget: a `U` record per site that reached `crawl.max_pages_per_host`
+//! with URLs left in its queue. The URLs themselves stay in the origins' queues (a later run
+//! with a larger budget fetches them from there); the record says they are over budget, not
+//! queued, so `status` shows them apart. Each run's end replaces the whole set (a new key
+//! space: stores without it read as "nothing over budget", no schema change).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{decode, encode, key, Store, StoreError};
+
+/// A site over its page budget, as the last run left it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverBudgetRecord {
+    /// The run's `crawl.max_pages_per_host`.
+    pub budget: u64,
+    /// URLs its origins kept queued when the run ended.
+    pub urls: u64,
+    /// When the run ended (Unix ms).
+    pub at_ms: u64,
+}
+
+impl Store {
+    /// Record `hosts` (site, URLs queued) as over `budget`, and no other site: one atomic batch.
+    pub fn set_over_budget(&self, budget: u64, hosts: &[(String, u64)]) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        let keep: HashMap<&str, u64> = hosts.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+        for item in self.tree.scan_prefix([key::OVER_BUDGET]) {
+            let (k, _) = item?;
+            if !keep.contains_key(String::from_utf8_lossy(&k[1..]).as_ref()) {
+                batch.remove(k);
+            }
+        }
+        let at_ms = super::now_ms();
+        for (site, urls) in hosts {
+            let rec = OverBudgetRecord {
+                budget,
+                urls: *urls,
+                at_ms,
+            };
+            batch.insert(key::bytes(key::OVER_BUDGET, site.as_bytes()), encode(&rec));
+        }
+        self.apply(batch)
+    }
+
+    /// The sites the last run left over their page budget.
+    pub fn over_budget(&self) -> Result<HashMap<String, OverBudgetRecord>, StoreError> {
+        let mut out = HashMap::new();
+        for item in self.tree.scan_prefix([key::OVER_BUDGET]) {
+            let (k, v) = item?;
+            let site = String::from_utf8_lossy(&k[1..]).into_owned();
+            out.insert(site, decode(&k, &v)?);
+        }
+        Ok(out)
+    }
+}
