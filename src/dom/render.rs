@@ -240,8 +240,8 @@ struct Writer<'a> {
     /// List items whose marker is written.
     marked: HashSet<usize>,
     blocks: Vec<Block>,
-    /// Writing a heading: its links and images as their text alone (a heading's link is its
-    /// own permalink or a breadcrumb, not a reference).
+    /// Writing a heading: its text alone, without emphasis, code spans, links or images (a
+    /// heading's link is its own permalink or a breadcrumb, and a heading reads as one title).
     in_heading: bool,
 }
 
@@ -292,9 +292,8 @@ fn escape_line_start(s: &str) -> String {
         && ['-', '=', '_']
             .iter()
             .any(|&m| rest.chars().all(|c| c == m || c == ' '));
-    let marker = rest.starts_with('>')
-        || (rest.starts_with(['#', '-', '+']) && spaced(&rest[1..]))
-        || rule;
+    let marker =
+        rest.starts_with('>') || (rest.starts_with(['#', '-', '+']) && spaced(&rest[1..])) || rule;
     if marker {
         format!("{}\\{}", &s[..lead], rest)
     } else if digits > 0 && rest[digits..].starts_with(['.', ')']) && spaced(&rest[digits + 1..]) {
@@ -490,6 +489,9 @@ impl<'a> Writer<'a> {
             let Some(e) = self.dom.element(a) else {
                 continue;
             };
+            if self.in_heading {
+                continue;
+            }
             let mark = match &*e.tag {
                 "strong" | "b" => Some(Mark::Strong),
                 "em" | "i" => Some(Mark::Emphasis),
@@ -497,7 +499,7 @@ impl<'a> Writer<'a> {
                 "code" | "kbd" | "samp" | "tt" if self.dom.nodes[a].flags & flags::IN_PRE == 0 => {
                     Some(Mark::Code(fence_for(&code_text(a), 1)))
                 }
-                "a" if self.md.links && !self.in_heading => e
+                "a" if self.md.links => e
                     .href()
                     .and_then(|h| absolute(self.base.as_ref(), h))
                     .map(Mark::Link),
