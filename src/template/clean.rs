@@ -429,7 +429,13 @@ impl ClusterModel {
         if !self.features.classifier {
             return v.kept.clone();
         }
-        let rules = classify::Rules {
+        let rules = self.classifier_rules(v, mode);
+        model::content(dom, &s.blocks, &rules)
+    }
+
+    /// What the classifier reads of the rules' verdict `v` in `mode`.
+    fn classifier_rules<'a>(&self, v: &'a Verdict, mode: Mode) -> classify::Rules<'a> {
+        classify::Rules {
             kept: &v.kept,
             furniture: &v.furniture,
             core: v.core,
@@ -440,8 +446,7 @@ impl ClusterModel {
                 Mode::Articles => 2,
             },
             pages: self.pages as usize,
-        };
-        model::content(dom, &s.blocks, &rules)
+        }
     }
 
     /// Each block's classifier features (`classify::features`), as cleaning computes them: what
@@ -450,18 +455,7 @@ impl ClusterModel {
         let s = self.score(dom);
         let mode = self.mode();
         let v = self.rules_in(dom, &s, mode);
-        let rules = classify::Rules {
-            kept: &v.kept,
-            furniture: &v.furniture,
-            core: v.core,
-            region: v.region,
-            mode: match mode {
-                Mode::Page => 0,
-                Mode::Site => 1,
-                Mode::Articles => 2,
-            },
-            pages: self.pages as usize,
-        };
+        let rules = self.classifier_rules(&v, mode);
         let f = classify::features(dom, &s.blocks, &rules);
         (s.blocks, f)
     }
