@@ -606,16 +606,13 @@ fn time_command(bin: &Path, args: &[&str], log: &Path) -> Option<f64> {
     ok.then(|| t.elapsed().as_secs_f64())
 }
 
-/// The learner's end-of-crawl pass time from its summary line ("… end-of-crawl pass over N
-/// sites (M pages, X.Ys); …").
+/// The learner's end-of-crawl pass time from its summary line ("… and of N sites at the end
+/// (X.Ys): …").
 fn learner_final_pass(log: &str) -> Option<f64> {
-    let line = log
-        .lines()
-        .rev()
-        .find(|l| l.contains("end-of-crawl pass over"))?;
-    let rest = &line[line.find("end-of-crawl pass over")?..];
-    let secs = &rest[rest.find(", ")? + 2..rest.find("s)")?];
-    secs.parse().ok()
+    const AT_END: &str = "sites at the end (";
+    let line = log.lines().rev().find(|l| l.contains(AT_END))?;
+    let rest = &line[line.find(AT_END)? + AT_END.len()..];
+    rest[..rest.find("s)")?].parse().ok()
 }
 
 /// What a run comes to (`summary.json`, the `RESULT` line).

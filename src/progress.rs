@@ -172,14 +172,18 @@ impl Progress {
 }
 
 /// The crawl-wide figures shown beside the main bar and in each plain progress line (URLs
-/// over a host's page budget, when there are any).
+/// over a host's page budget and sites whose text is final, when there are any).
 fn summary_line(stats: &CrawlStats, rate: f64) -> String {
     let over = stats.over_budget.load(Relaxed);
-    let over = if over > 0 {
+    let mut over = if over > 0 {
         format!("  over budget {over}")
     } else {
         String::new()
     };
+    let sites_final = stats.sites_final.load(Relaxed);
+    if sites_final > 0 {
+        over.push_str(&format!("  sites final {sites_final}"));
+    }
     format!(
         "{:.0} pages/s  {}  stored {}  errors {}  skipped {}  retries {}  waiting {}  in flight {}  templates {}  cleaned {}{over}",
         rate,
@@ -288,6 +292,8 @@ mod tests {
         );
         s.over_budget.store(12, Relaxed);
         assert!(summary_line(&s, 12.4).ends_with("cleaned 35  over budget 12"));
+        s.sites_final.store(4, Relaxed);
+        assert!(summary_line(&s, 12.4).ends_with("cleaned 35  over budget 12  sites final 4"));
         s.host("a.example", |h| {
             h.fetched = 40;
             h.queued = 9;

@@ -119,7 +119,7 @@ async fn inspect_lists_the_clusters_and_marks_a_page_as_cleaning_did() {
     let (summary, learned) =
         crawl_learning(&dirs, &[o.url("/")], LEARN, CancellationToken::new()).await;
     assert!(
-        !summary.interrupted && learned.final_sites == 1,
+        !summary.interrupted && learned.final_passes() == 1,
         "{learned:?}"
     );
     let host = o.host_port();

@@ -15,7 +15,7 @@ use url::Url;
 
 use super::fetch::{is_html_type, looks_like_html, Response, KEPT_HEADERS};
 use super::url as urls;
-use super::worker::{self, Ctx, PageSink, StoredPage, Verdict, WorkerError};
+use super::worker::{self, CrawlEvent, Ctx, EventSink, StoredPage, Verdict, WorkerError};
 use crate::store::{Commit, Enqueued, QueueEntry, StoreError, DISCOVER_BATCH};
 use crate::warc::{self, HttpResponse, Record};
 
@@ -118,7 +118,7 @@ pub fn check_finished(store: &crate::store::Store) -> Result<(), ImportError> {
 pub async fn import(
     ctx: &Arc<Ctx>,
     files: &[PathBuf],
-    events: Option<&PageSink>,
+    events: Option<&EventSink>,
     shutdown: &CancellationToken,
     queued: Option<Queued>,
 ) -> Result<ImportSummary, ImportError> {
@@ -143,7 +143,7 @@ pub async fn import(
             if let Verdict::Stored { site, page_id } = processed.verdict {
                 pages += 1;
                 if let Some(events) = events {
-                    events(StoredPage { site, page_id });
+                    events(CrawlEvent::Stored(StoredPage { site, page_id }));
                 }
             }
             Ok::<(), ImportError>(())

@@ -24,7 +24,9 @@ pub mod stats;
 pub mod url;
 pub mod worker;
 
-pub use scheduler::{run, CrawlSummary, PageSink, Partitioned, RunOptions, StoredPage};
+pub use scheduler::{
+    run, CrawlEvent, CrawlSummary, EventSink, Partitioned, RunOptions, StoredPage,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {

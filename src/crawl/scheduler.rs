@@ -25,7 +25,7 @@ use super::url as urls;
 use super::worker::{
     self, Ctx, Job, JobResult, Processing, Slot, TaskOutput, Verdict, WorkerError,
 };
-pub use super::worker::{PageSink, Partitioned, StoredPage};
+pub use super::worker::{CrawlEvent, EventSink, Partitioned, StoredPage};
 use super::CrawlError;
 use crate::config::Config;
 use crate::store::{
@@ -66,7 +66,7 @@ pub struct RunOptions {
     pub external: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<Enqueued>>>,
     /// Told the crawl's shared context and its page sink once they exist (a cluster worker
     /// imports a taken-over partition's records with them).
-    pub ctx_out: Option<tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<PageSink>)>>,
+    pub ctx_out: Option<tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<EventSink>)>>,
     /// `false`: import only (`export --cluster` gathers the partition logs' pages this way):
     /// no seed is queued, no request made; the run ends once the import is stored.
     pub fetch: bool,
@@ -162,6 +162,8 @@ struct Origin {
     cursor: u64,
     buffer: VecDeque<(u64, QueueEntry)>,
     in_flight: usize,
+    /// Its fetched responses being parsed and stored.
+    processing: usize,
     polite: Politeness,
     robots: Robots,
     failures: u32,
@@ -176,6 +178,9 @@ struct Origin {
     held: bool,
     /// Why it waits or was set aside, as last published to the progress.
     waiting: Option<String>,
+    /// Inline learning was told its site is done (`CrawlEvent::SiteDone`) and it has started
+    /// nothing since.
+    told_done: bool,
     /// Its time in `ready`, if it is there.
     scheduled: Option<Instant>,
     /// Stored pages waiting in its revisit queue (not started).
@@ -197,6 +202,27 @@ struct Origin {
 impl Origin {
     fn has_work(&self) -> bool {
         (!self.pages_blocked && (self.queued > 0 || !self.buffer.is_empty())) || self.revisits > 0
+    }
+
+    /// Set it aside for this run (nothing of it starts again until the next run). The entries
+    /// it buffered stay in the store's queue: the buffer goes (a broad crawl sets thousands of
+    /// origins aside at their budget, each holding up to `BUFFER` entries), and the cursor
+    /// moves back to the first of them.
+    fn set_aside(&mut self) {
+        self.parked = true;
+        if let Some(&(seq, _)) = self.buffer.front() {
+            self.cursor = seq;
+        }
+        self.buffer = VecDeque::new();
+    }
+
+    /// Nothing of it is in flight and nothing more will start in this run (its queue is
+    /// empty, or it is over budget or set aside).
+    fn finished(&self) -> bool {
+        self.in_flight == 0
+            && self.processing == 0
+            && !self.held
+            && (self.parked || !self.has_work())
     }
 
     /// URLs it keeps queued (in the store, not yet started), those over budget apart.
@@ -223,8 +249,10 @@ fn unix_ms(at: Instant) -> u64 {
 pub struct Scheduler {
     ctx: Arc<Ctx>,
     stats: Arc<CrawlStats>,
-    events: Option<PageSink>,
+    events: Option<EventSink>,
     origins: HashMap<u32, Origin>,
+    /// Each site's origins, to tell when a site is done.
+    site_origins: HashMap<String, Vec<u32>>,
     ready: BTreeSet<(Instant, u32)>,
     tasks: JoinSet<TaskOutput>,
     /// Requests in flight (what politeness and the concurrency cap count).
@@ -257,7 +285,7 @@ pub async fn run(
     seeds: &[Url],
     shutdown: CancellationToken,
     stats: Arc<CrawlStats>,
-    events: Option<PageSink>,
+    events: Option<EventSink>,
     mut options: RunOptions,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = std::time::Instant::now();
@@ -364,6 +392,7 @@ pub async fn run(
         stats,
         events,
         origins: HashMap::new(),
+        site_origins: HashMap::new(),
         ready: BTreeSet::new(),
         tasks: JoinSet::new(),
         in_flight: 0,
@@ -515,6 +544,7 @@ impl Scheduler {
             cursor: 0,
             buffer: VecDeque::new(),
             in_flight: 0,
+            processing: 0,
             polite: Politeness::new(delay),
             robots: if self.ctx.config.robots.respect {
                 Robots::Unknown
@@ -527,6 +557,7 @@ impl Scheduler {
             over_budget: false,
             held: false,
             waiting: None,
+            told_done: false,
             scheduled: None,
             revisits: 0,
             taken: std::collections::HashSet::new(),
@@ -562,6 +593,7 @@ impl Scheduler {
             _ => None,
         };
         self.origins.insert(id, origin);
+        self.site_origins.entry(site).or_default().push(id);
         if let (Some(why), Some(at)) = (waits_for_robots, expires) {
             if at > Instant::now() && queued > 0 {
                 self.set_wait(id, why, Some(at));
@@ -793,7 +825,7 @@ impl Scheduler {
             _ => None,
         };
         let Some(base) = o.base.clone() else {
-            o.parked = true;
+            o.set_aside();
             return true;
         };
         if let Err(t) = o.polite.try_start(now) {
@@ -802,6 +834,7 @@ impl Scheduler {
         }
         o.robots = Robots::Fetching;
         o.in_flight += 1;
+        o.told_done = false;
         let site = o.site.clone();
         self.in_flight += 1;
         self.stats.in_flight.fetch_add(1, Relaxed);
@@ -916,7 +949,7 @@ impl Scheduler {
         let Some(o) = self.origins.get_mut(&id) else {
             return;
         };
-        o.parked = true;
+        o.set_aside();
         if std::mem::replace(&mut o.over_budget, true) {
             return;
         }
@@ -930,6 +963,7 @@ impl Scheduler {
             h.over_budget += n;
         });
         self.schedule(id);
+        self.tell_if_site_done(&site);
     }
 
     /// At the start of a run, origins whose site already holds `crawl.max_pages_per_host`
@@ -958,6 +992,7 @@ impl Scheduler {
     fn start_entry(&mut self, id: u32, site: String, seq: Slot, entry: QueueEntry) {
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         o.in_flight += 1;
+        o.told_done = false;
         self.in_flight += 1;
         self.stats.in_flight.fetch_add(1, Relaxed);
         self.job_started(&site);
@@ -1172,6 +1207,9 @@ impl Scheduler {
         match (processing, kind, slot) {
             (Some(p), Some(kind), Some(slot)) => {
                 self.processing += 1;
+                if let Some(o) = self.origins.get_mut(&id) {
+                    o.processing += 1;
+                }
                 self.job_started(&site);
                 self.tasks.spawn(worker::run_processing(id, kind, slot, p));
             }
@@ -1243,7 +1281,7 @@ impl Scheduler {
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         if result.backoff && !o.parked {
             if o.failures >= PARK_AFTER_FAILURES {
-                o.parked = true;
+                o.set_aside();
                 let last = o.waiting.clone().unwrap_or_default();
                 let msg = format!(
                     "{} failed {PARK_AFTER_FAILURES} times in a row; set aside for this run",
@@ -1275,6 +1313,7 @@ impl Scheduler {
         }
         self.enqueued(result.enqueued);
         self.schedule(id);
+        self.tell_if_site_done(&site);
         Ok(())
     }
 
@@ -1287,6 +1326,9 @@ impl Scheduler {
         result: Result<worker::Processed, WorkerError>,
     ) -> Result<(), CrawlError> {
         self.processing -= 1;
+        if let Some(o) = self.origins.get_mut(&id) {
+            o.processing = o.processing.saturating_sub(1);
+        }
         let site = self.site_of(id);
         let _settled = Settled::new(&self.ctx, &site);
         if kind == EntryKind::Page {
@@ -1314,7 +1356,7 @@ impl Scheduler {
                     Verdict::Replaced { site, page_id } => {
                         self.stats.replaced.fetch_add(1, Relaxed);
                         if let Some(sink) = &self.events {
-                            sink(StoredPage { site, page_id });
+                            sink(CrawlEvent::Stored(StoredPage { site, page_id }));
                         }
                     }
                     Verdict::Failed { kind } => self.count_error(&site, kind),
@@ -1325,7 +1367,36 @@ impl Scheduler {
         }
         // A freed page slot may let a site under its page limit continue.
         self.schedule(id);
+        self.tell_if_site_done(&site);
         Ok(())
+    }
+
+    /// Tell inline learning that `site` is done for this run (`CrawlEvent::SiteDone`) when
+    /// every origin of it is finished and it has not been told since one of them last started
+    /// something, so the site's final template pass runs now, not when the whole crawl ends.
+    /// A cluster worker's sites are not told of: their partitions move between workers.
+    fn tell_if_site_done(&mut self, site: &str) {
+        let (Some(sink), None) = (&self.events, &self.ctx.partitioned) else {
+            return;
+        };
+        let Some(ids) = self.site_origins.get(site) else {
+            return;
+        };
+        let finished = ids
+            .iter()
+            .all(|id| self.origins.get(id).is_none_or(Origin::finished));
+        let told = ids
+            .iter()
+            .all(|id| self.origins.get(id).is_none_or(|o| o.told_done));
+        if !finished || told {
+            return;
+        }
+        for id in ids {
+            if let Some(o) = self.origins.get_mut(id) {
+                o.told_done = true;
+            }
+        }
+        sink(CrawlEvent::SiteDone(site.to_string()));
     }
 
     fn page_stored(&mut self, site: String, page_id: u64) {
@@ -1334,7 +1405,7 @@ impl Scheduler {
         self.stats.stored.fetch_add(1, Relaxed);
         self.stats.host(&site, |h| h.fetched += 1);
         if let Some(sink) = &self.events {
-            sink(StoredPage { site, page_id });
+            sink(CrawlEvent::Stored(StoredPage { site, page_id }));
         }
         // The limit ends the run as soon as it is reached, not when a page entry next asks to
         // start (meanwhile other origins' robots.txt and sitemaps were still fetched).
@@ -1369,7 +1440,7 @@ impl Scheduler {
             let retries = cfg.robots.unreachable_retries;
             if matches!(entry.policy, RobotsPolicy::DisallowAll { .. }) {
                 if o.robots_failures > retries {
-                    o.parked = true;
+                    o.set_aside();
                     let msg = format!(
                         "{key}: robots.txt unreachable ({cause}) {} times in a row; set aside, its URLs stay queued",
                         o.robots_failures

@@ -132,6 +132,9 @@ pub struct CrawlStats {
     pub cleaned: AtomicU64,
     /// Templates (clusters) learned, across hosts.
     pub templates: AtomicU64,
+    /// Sites whose final template pass ran while the crawl went on (the crawl was done with
+    /// them): their text is final.
+    pub sites_final: AtomicU64,
     /// Turns of the scheduler's loop (each wakes for a finished job, a due origin or shutdown)
     /// and dispatches of due origins: a waiting crawl that sleeps keeps both small; a spinning
     /// scheduler makes them explode (regression tests read them).

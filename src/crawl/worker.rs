@@ -37,8 +37,21 @@ pub struct StoredPage {
     pub page_id: u64,
 }
 
-/// Told of every page the crawl stores (inline template learning listens here).
-pub type PageSink = Arc<dyn Fn(StoredPage) + Send + Sync>;
+/// What the crawl tells inline template learning.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CrawlEvent {
+    /// A page was stored (new, or a recrawl replaced its bytes).
+    Stored(StoredPage),
+    /// The site has nothing left to fetch in this run: every origin of it has an empty queue,
+    /// is over its budget or set aside, and none of its requests or pages is in flight. Its
+    /// pages are all stored (their `Stored` events came first). New links to it from other
+    /// sites can still give it work later; it is then told of again when that work is done.
+    SiteDone(String),
+}
+
+/// Told of every page the crawl stores and every site it is done with (inline template
+/// learning listens here).
+pub type EventSink = Arc<dyn Fn(CrawlEvent) + Send + Sync>;
 
 /// [`Partitioned::hand_on`]: links (URL, crawl depth) for other partitions.
 pub type HandOn = Arc<dyn Fn(Vec<(String, u32)>) + Send + Sync>;

@@ -1,29 +1,32 @@
 //! Inline template learning: a thread beside the crawl that hears of every stored page, and per
 //! site — once it has `min_pages` — reclusters incrementally every `recluster_pages` new pages or
-//! `recluster_interval`, writing cleaned text as it goes. It runs off the fetch path (its own
-//! thread), so fetching never waits for it. When the crawl finishes, every site changed since
-//! its last end-of-crawl pass goes through the same engine as `thresher clean`, on all cores;
-//! when the crawl is interrupted, it stops after the current step (the next run picks up from
-//! the store).
+//! `recluster_interval` (within a second while the crawl leaves the CPU idle), writing cleaned
+//! text as it goes. When the crawl is done with a site (nothing left to fetch: its queue is
+//! empty or its budget reached), the site's final pass runs then, with the same engine as
+//! `thresher clean`, so its text is final while the crawl goes on. It runs off the fetch path
+//! (its own thread), so fetching never waits for it. When the crawl finishes, every site changed
+//! since its last final pass goes through the same engine, on all cores; when the crawl is
+//! interrupted, it stops after the current step (the next run picks up from the store).
 //!
 //! Owns: when each site of a crawl is reclustered and cleaned, the learner thread, and the crawl's
-//! cleaned-text files and records. Uses `crawl` (the stored-page notice), `store`, `template` and
-//! `detect` (the engine) and `output`; never imports `progress` or `cmd`, and nothing on the fetch
-//! path waits for it (docs/design.md, "The incremental step").
+//! cleaned-text files and records. Uses `crawl` (the stored-page and done-site notices), `store`,
+//! `template` and `detect` (the engine) and `output`; never imports `progress` or `cmd`, and
+//! nothing on the fetch path waits for it (docs/design.md, "The incremental step").
 //!
-//! Incremental steps get a CPU budget (`template.learn_cpu_share` of one core: after a step of
-//! `t`, the next waits `t·(1/share − 1)`) and run at a lower OS priority (nice 10 on Linux), so a
-//! fast crawl is not slowed; steps still pending when the crawl finishes are dropped — the
-//! end-of-crawl pass cleans those pages anyway. The end-of-crawl pass runs on the thread that
-//! calls [`Learner::finish`], at the crawl's own priority: fetching is over by then, and at nice
-//! 10 a busy machine starved it (docs/quality.md, inline cost). When the crawl waits on politeness delays (the
-//! usual case), steps are small next to the delays and cleaned text appears as the crawl goes.
+//! Steps get a CPU budget while fetching needs the CPU (`template.learn_cpu_share` of one core:
+//! after a step of `t`, the next waits `t·(1/share − 1)`, unless the rest of the process leaves
+//! half a core idle meanwhile); done sites' passes, whose text is final, get none. Both run at a
+//! lower OS priority (nice 10 on Linux), so a fast crawl is not slowed; steps still pending when the
+//! crawl finishes are dropped — the end-of-crawl pass cleans those pages anyway. The
+//! end-of-crawl pass runs on the thread that calls [`Learner::finish`], at the crawl's own
+//! priority: fetching is over by then, and at nice 10 a busy machine starved it
+//! (docs/quality.md, inline cost).
 
 pub mod eras;
 mod output;
 mod site;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -36,12 +39,14 @@ pub use site::{LearnError, SiteLearner, SiteState, Step, MODEL_SAMPLE};
 
 use crate::config::Config;
 use crate::crawl::stats::CrawlStats;
-use crate::crawl::StoredPage;
+use crate::crawl::{CrawlEvent, StoredPage};
 use crate::pool;
 use crate::store::Store;
 
 enum Msg {
     Page(StoredPage),
+    /// The crawl is done with a site: its final pass may run now.
+    SiteDone(String),
     /// The crawl finished: run the end-of-crawl pass, then stop.
     Finish,
     /// The crawl was interrupted: stop after the current step.
@@ -51,15 +56,21 @@ enum Msg {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LearnSummary {
     pub steps: u64,
+    /// Sites whose final pass ran while the crawl went on (the crawl was done with them), and
+    /// sites the end-of-crawl pass took (the crawl was not done with them, or changed them after
+    /// their pass).
+    pub done_sites: u64,
     pub final_sites: u64,
     /// Pages cleaned by incremental steps (a page may be cleaned more than once).
     pub interim_cleans: u64,
-    /// Pages cleaned by the end-of-crawl pass.
+    /// Pages cleaned by final passes (done sites' and the end-of-crawl pass).
     pub final_cleans: u64,
     /// Pages the end-of-crawl pass kept: the same model (fingerprint) had written their text.
     pub final_reused: u64,
-    /// Time spent in incremental steps, and in the end-of-crawl pass (summed over its threads).
+    /// Time spent in incremental steps, in the final passes of sites the crawl was done with,
+    /// and in the end-of-crawl pass (summed over its threads).
     pub interim_time: Duration,
+    pub done_time: Duration,
     pub final_time: Duration,
     pub pages_written: u64,
     /// Sites whose learning failed (the error is logged; the crawl is not affected).
@@ -73,6 +84,47 @@ pub struct LearnSummary {
 }
 
 impl LearnSummary {
+    /// Sites whose final pass ran, while crawling or at the end.
+    pub fn final_passes(&self) -> u64 {
+        self.done_sites + self.final_sites
+    }
+
+    /// Count a site's final pass: while crawling (`while_crawling`, the crawl was done with the
+    /// site) or at the end.
+    fn passed(
+        &mut self,
+        site: &str,
+        took: Duration,
+        result: Result<Step, LearnError>,
+        while_crawling: bool,
+    ) {
+        if while_crawling {
+            self.done_time += took;
+        } else {
+            self.final_time += took;
+        }
+        match result {
+            Ok(step) => {
+                // Earlier failures of the site are made good by its final pass.
+                self.failures
+                    .retain(|f| !f.starts_with(&format!("{site}: ")));
+                self.failed_sites.retain(|s| s != site);
+                if while_crawling {
+                    self.done_sites += 1;
+                } else {
+                    self.final_sites += 1;
+                }
+                self.final_cleans += step.cleaned_now;
+                self.final_reused += step.reused;
+                self.pages_written += step.written;
+            }
+            Err(e) => {
+                tracing::error!(%site, "final template pass failed: {e}");
+                self.failed(site, &e);
+            }
+        }
+    }
+
     /// Record that `site` failed (once per site: its first error).
     fn failed(&mut self, site: &str, e: &dyn std::fmt::Display) {
         if !self.failed_sites.iter().any(|s| s == site) {
@@ -128,11 +180,14 @@ impl Learner {
         }
     }
 
-    /// The callback the crawl calls for each stored page.
-    pub fn sink(&self) -> crate::crawl::PageSink {
+    /// The callback the crawl calls for each stored page and each site it is done with.
+    pub fn sink(&self) -> crate::crawl::EventSink {
         let tx = self.tx.clone();
-        Arc::new(move |p: StoredPage| {
-            let _ = tx.send(Msg::Page(p));
+        Arc::new(move |event: CrawlEvent| {
+            let _ = tx.send(match event {
+                CrawlEvent::Stored(p) => Msg::Page(p),
+                CrawlEvent::SiteDone(site) => Msg::SiteDone(site),
+            });
         })
     }
 
@@ -168,6 +223,103 @@ impl Learner {
         let _ = self.tx.send(Msg::Stop);
         self.join.join().unwrap_or_default().0
     }
+}
+
+/// While the crawl leaves the CPU idle, a site's new pages wait at most this long for a step
+/// (otherwise until `template.recluster_pages` of them or `recluster_interval`): a polite
+/// crawl's text reaches disk seconds after its fetch. Shorter makes more, smaller steps, each
+/// re-cleaning the clusters whose template moved.
+const IDLE_STEP_AFTER: Duration = Duration::from_secs(1);
+
+/// Cores the rest of the process must leave unused for the learner to skip its CPU budget's
+/// rest: half a core idle means fetching and parsing do not need what a step would take (the
+/// learner runs at a lower OS priority, so they get it first if they come to).
+const IDLE_CORES: f64 = 0.5;
+
+/// How busy the rest of the process (fetching, parsing, storing) kept the CPU since the
+/// learner's last step: process CPU time minus the learner thread's own, over wall time, on
+/// Linux from `getrusage`; elsewhere the crawl is always taken as busy (the fixed budget).
+struct CpuGauge {
+    cores: f64,
+    since: Instant,
+    at: Option<CpuTimes>,
+    idle: bool,
+}
+
+#[derive(Clone, Copy)]
+struct CpuTimes {
+    process: Duration,
+    thread: Duration,
+}
+
+impl CpuGauge {
+    /// A window shorter than this says nothing yet (the last verdict stands).
+    const MIN_WINDOW: Duration = Duration::from_millis(100);
+    /// A window is judged and restarted at this age, so the verdict follows the crawl.
+    const MAX_WINDOW: Duration = Duration::from_secs(1);
+
+    fn new() -> CpuGauge {
+        CpuGauge {
+            cores: pool::available() as f64,
+            since: Instant::now(),
+            at: cpu_times(),
+            idle: false,
+        }
+    }
+
+    /// Start a new window (after the learner's own work), taking the crawl as busy until it
+    /// is measured.
+    fn restart(&mut self) {
+        self.since = Instant::now();
+        self.at = cpu_times();
+        self.idle = false;
+    }
+
+    /// Whether the rest of the process left at least `IDLE_CORES` unused over the window.
+    fn crawl_leaves_cpu(&mut self) -> bool {
+        let wall = self.since.elapsed();
+        if wall < Self::MIN_WINDOW {
+            return self.idle;
+        }
+        let (Some(then), Some(now)) = (self.at, cpu_times()) else {
+            return false;
+        };
+        let others = (now.process.saturating_sub(then.process))
+            .saturating_sub(now.thread.saturating_sub(then.thread));
+        let busy = others.as_secs_f64() / wall.as_secs_f64();
+        let idle = self.cores - busy >= IDLE_CORES;
+        if wall >= Self::MAX_WINDOW {
+            self.since = Instant::now();
+            self.at = Some(now);
+        }
+        self.idle = idle;
+        idle
+    }
+}
+
+/// CPU time of the whole process and of the calling thread (user + system).
+fn cpu_times() -> Option<CpuTimes> {
+    #[cfg(target_os = "linux")]
+    {
+        fn usage(who: libc::c_int) -> Option<Duration> {
+            // SAFETY: getrusage writes one `rusage` into the zeroed struct we own; no other
+            // preconditions.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+                return None;
+            }
+            let tv = |t: libc::timeval| {
+                Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+            };
+            Some(tv(ru.ru_utime) + tv(ru.ru_stime))
+        }
+        Some(CpuTimes {
+            process: usage(libc::RUSAGE_SELF)?,
+            thread: usage(libc::RUSAGE_THREAD)?,
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 struct Pending {
@@ -225,15 +377,25 @@ fn run(
         }
     }
 
+    // Sites the crawl is done with, oldest first: their final passes come before steps.
+    let mut done: VecDeque<String> = VecDeque::new();
     let tick = t
         .recluster_interval
-        .clamp(Duration::from_millis(50), Duration::from_secs(1));
-    // No step before this: the CPU budget's rest after the last one.
+        .clamp(Duration::from_millis(50), IDLE_STEP_AFTER);
+    // No step before this: the CPU budget's rest after the last one, unless the crawl leaves
+    // the CPU idle.
     let mut rested_at = Instant::now();
+    let mut gauge = CpuGauge::new();
     let finish = 'events: loop {
         // Wait for an event (or the tick), then take everything queued behind it, so a step is
-        // chosen with all news at hand and `Finish` is never stuck behind page events.
-        let mut msg = match rx.recv_timeout(tick) {
+        // chosen with all news at hand and `Finish` is never stuck behind page events. Done
+        // sites waiting for their pass do not wait.
+        let wait = if done.is_empty() {
+            tick
+        } else {
+            Duration::ZERO
+        };
+        let mut msg = match rx.recv_timeout(wait) {
             Ok(m) => Some(m),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break false,
@@ -248,21 +410,53 @@ fn run(
                     })
                     .pages
                     .push(p.page_id),
+                Msg::SiteDone(site) => {
+                    // Its final pass cleans every page; no step need run before it.
+                    pending.remove(&site);
+                    if !done.contains(&site) {
+                        done.push_back(site);
+                    }
+                }
                 Msg::Finish => break 'events true,
                 Msg::Stop => break 'events false,
             }
         }
-        if Instant::now() < rested_at {
+        // A site the crawl is done with gets its final pass now (one a turn), so its text is
+        // final while the crawl goes on; the end-of-crawl pass skips it unless it changes again.
+        // No CPU budget: a pass is work the crawl needs done anyway (a step's text is
+        // provisional, a pass's is not), and at nice 10 fetching still gets the cores first.
+        if let Some(site) = done.pop_front() {
+            states.remove(&site);
+            match learner.needs_final(&site) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    tracing::error!(%site, "template learning: {e}");
+                    continue;
+                }
+            }
+            if let Some((took, result)) = final_pass(&learner, stats, &site) {
+                if result.is_ok() {
+                    stats.sites_final.fetch_add(1, Relaxed);
+                }
+                summary.passed(&site, took, result, true);
+            }
             continue;
         }
-        // The site most due for a step, one step per turn so new events keep flowing in.
+        let idle = gauge.crawl_leaves_cpu();
+        if Instant::now() < rested_at && !idle {
+            continue;
+        }
+        // The site most due for a step, one step per turn so new events keep flowing in. While
+        // the crawl leaves the CPU idle, a site's new pages wait at most `IDLE_STEP_AFTER`.
         let due = pending
             .iter()
             .filter(|(site, p)| {
                 let enough = store.site_counters(site).pages >= t.min_pages;
                 enough
                     && (p.pages.len() as u64 >= t.recluster_pages
-                        || p.since.elapsed() >= t.recluster_interval)
+                        || p.since.elapsed() >= t.recluster_interval
+                        || (idle && p.since.elapsed() >= IDLE_STEP_AFTER))
             })
             .max_by_key(|(_, p)| p.pages.len())
             .map(|(s, _)| s.clone());
@@ -286,6 +480,7 @@ fn run(
             let took = started.elapsed();
             summary.interim_time += took;
             rested_at = Instant::now() + took.mul_f64(1.0 / t.learn_cpu_share - 1.0);
+            gauge.restart();
             match result {
                 Ok(step) => {
                     summary.steps += 1;
@@ -349,43 +544,36 @@ fn finish_all(
         let alone = huge.then(|| HUGE_PASS.lock().unwrap_or_else(|p| p.into_inner()));
         #[cfg(test)]
         let in_flight = huge.then(tests::HugePass::start);
-        let started = Instant::now();
-        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            learner.finish(site, &mut SiteState::default())
-        }))
-        .ok();
+        let result = final_pass(learner, stats, site);
         // After each site, so no site's freed DOMs wait in an arena under the next one's.
         crate::memory::release();
         #[cfg(test)]
         drop(in_flight);
         drop(alone);
-        let result = result?;
-        if let Ok(step) = &result {
-            report(stats, site, *step);
-        }
-        Some((site.clone(), started.elapsed(), result))
+        result.map(|(took, result)| (site.clone(), took, result))
     });
     summary.heap_releases += sites.len() as u64;
     for (site, took, result) in results.into_iter().flatten() {
-        summary.final_time += took;
-        match result {
-            Ok(step) => {
-                // Earlier failures of the site are made good by its end-of-crawl pass.
-                summary
-                    .failures
-                    .retain(|f| !f.starts_with(&format!("{site}: ")));
-                summary.failed_sites.retain(|s| *s != site);
-                summary.final_sites += 1;
-                summary.final_cleans += step.cleaned_now;
-                summary.final_reused += step.reused;
-                summary.pages_written += step.written;
-            }
-            Err(e) => {
-                tracing::error!(%site, "end-of-crawl template pass failed: {e}");
-                summary.failed(&site, &e);
-            }
-        }
+        summary.passed(&site, took, result, false);
     }
+}
+
+/// A site's final pass (the engine `thresher clean` runs), its progress reported; `None` when
+/// it panicked (logged by the panic hook; the site is left for a later pass).
+fn final_pass(
+    learner: &SiteLearner,
+    stats: &CrawlStats,
+    site: &str,
+) -> Option<(Duration, Result<Step, LearnError>)> {
+    let started = Instant::now();
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        learner.finish(site, &mut SiteState::default())
+    }))
+    .ok()?;
+    if let Ok(step) = &result {
+        report(stats, site, *step);
+    }
+    Some((started.elapsed(), result))
 }
 
 /// Held by the end-of-crawl pass of a site with a huge page: one at a time in the process.

@@ -3,13 +3,16 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use super::{crawl_learning, texts, Dirs};
-use crate::support::{thresher_bin, NewsSite, SiteSpec, TestServer};
+use crate::support::{thresher_bin, NewsSite, Origin, SiteSpec, TestServer};
+use thresher::crawl::stats::CrawlStats;
 use thresher::crawl::url::page_stem;
+use thresher::crawl::{CrawlEvent, EventSink, RunOptions};
 use thresher::store::Store;
 
 /// Learning settings small enough for a 60-page site to take several incremental steps (no CPU
@@ -60,7 +63,7 @@ async fn crawl_output_equals_thresher_clean_on_the_same_pages() {
         learned.steps >= 2,
         "incremental steps ran during the crawl: {learned:?}"
     );
-    assert_eq!(learned.final_sites, 2, "{learned:?}");
+    assert_eq!(learned.final_passes(), 2, "{learned:?}");
     assert!(learned.failed_sites.is_empty(), "{learned:?}");
 
     let store = dirs.store();
@@ -153,8 +156,9 @@ async fn interrupted_crawl_keeps_interim_text_and_resumes_its_clustering() {
         tokio::join!(crawl_learning(&dirs, &seeds, LEARN, token.clone()), stopper);
     assert!(summary.interrupted);
     assert_eq!(
-        learned.final_sites, 0,
-        "no end-of-crawl pass on an interrupted crawl"
+        learned.final_passes(),
+        0,
+        "no final pass on an interrupted crawl"
     );
     let (stored, cleaned) = {
         let store = dirs.store();
@@ -210,7 +214,7 @@ async fn interrupted_crawl_keeps_interim_text_and_resumes_its_clustering() {
 
     let (summary, learned) = crawl_learning(&dirs, &seeds, LEARN, CancellationToken::new()).await;
     assert!(!summary.interrupted);
-    assert_eq!(learned.final_sites, 1);
+    assert_eq!(learned.final_passes(), 1);
     site.check_fetched_once(o, &["/robots.txt"]).unwrap();
     let store = dirs.store();
     let site_key = store.sites()[0].0.clone();
@@ -287,10 +291,9 @@ async fn export_streams_jsonl_and_text_with_host_filter() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no such host"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_host_below_min_pages_waits_and_is_cleaned_at_the_end() {
-    let server = TestServer::start(1);
-    let o = server.origin(0);
+/// A three-page site on `o`: below LEARN's `min_pages`, so no incremental step takes it and
+/// only its final pass writes its text.
+fn mount_three_pages(o: &Origin) {
     let page = |body: &str| {
         crate::support::Endpoint::html(format!(
             "<html><body><nav><a href=\"/\">Home</a> <a href=\"/a\">A</a> <a href=\"/b\">B</a></nav>\
@@ -309,6 +312,13 @@ async fn a_host_below_min_pages_waits_and_is_cleaned_at_the_end() {
         "/b",
         page("Article B tells of the museum, the library and the railway plan."),
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_below_min_pages_waits_and_is_cleaned_when_its_crawl_is_done() {
+    let server = TestServer::start(1);
+    let o = server.origin(0);
+    mount_three_pages(o);
     // Slow enough that recluster_interval (200 ms) passes with pages pending: only min_pages
     // holds the step back.
     o.set_latency(Duration::from_millis(150));
@@ -322,18 +332,186 @@ async fn a_host_below_min_pages_waits_and_is_cleaned_at_the_end() {
         "no incremental step below min_pages: {learned:?}"
     );
     assert_eq!(
-        learned.final_sites, 1,
-        "the end-of-crawl pass cleans it: {learned:?}"
+        learned.final_passes(),
+        1,
+        "its final pass cleans it: {learned:?}"
     );
     let store = dirs.store();
     let site_key = store.sites()[0].0.clone();
     let ids = store.site_pages(&site_key).unwrap();
     assert_eq!(ids.len(), 3);
     for id in ids {
-        let text = store.cleaned(id).unwrap().expect("cleaned at the end").text;
+        let text = store
+            .cleaned(id)
+            .unwrap()
+            .expect("cleaned by the final pass")
+            .text;
         assert!(
             text.contains("tells of") || text.contains("welcome"),
             "{text}"
         );
     }
+}
+
+/// The text files in a site's output directory.
+fn text_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "txt"))
+            .count()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_gets_its_final_pass_as_soon_as_its_crawl_is_done() {
+    let server = TestServer::start(2);
+    let (small, big) = (server.origin(0), server.origin(1));
+    mount_three_pages(small);
+    let site = NewsSite::generate(&SiteSpec::small(12, 40));
+    big.serve(site.site());
+    // One request at a time, 100 ms each: the big site's crawl lasts seconds after the small
+    // one's three pages are stored.
+    big.set_latency(Duration::from_millis(100));
+    let pages = site.reachable().len();
+    let dirs = Dirs::new();
+    let seeds = vec![small.url("/"), big.url("/")];
+    let small_out = dirs
+        .out()
+        .join(thresher::output::site_dir_name(&small.host_port()));
+    // Requests the big site had answered when the small site's texts were all on disk.
+    let watch = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while text_files(&small_out) < 3 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the small site's text never appeared"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        big.total_hits()
+    };
+    let ((summary, learned), big_hits) = tokio::join!(
+        crawl_learning(&dirs, &seeds, LEARN, CancellationToken::new()),
+        watch
+    );
+    assert!(!summary.interrupted);
+    assert!(
+        big_hits < pages,
+        "the small site's text was on disk while the big site was still crawled \
+         ({big_hits} of its {pages} pages and robots.txt requested then)"
+    );
+    assert!(learned.done_sites >= 1, "{learned:?}");
+    assert_eq!(learned.final_passes(), 2, "{learned:?}");
+    assert!(learned.failed_sites.is_empty(), "{learned:?}");
+    let store = dirs.store();
+    for (site, c) in store.sites() {
+        let clusters = store.site_clusters(&site).unwrap().expect("final pass ran");
+        assert_eq!(
+            clusters.final_pages, c.pages,
+            "{site}: every page in its final pass"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawl_tells_when_it_is_done_with_a_site_after_its_pages_and_once() {
+    let server = TestServer::start(2);
+    let sites: Vec<NewsSite> = (0..2)
+        .map(|i| {
+            let site = NewsSite::generate(&SiteSpec::small(30 + i as u64, 25));
+            server.origin(i).serve(site.site());
+            site
+        })
+        .collect();
+    let dirs = Dirs::new();
+    // Both sites stop at their budget with URLs left: done all the same.
+    let config = Arc::new(dirs.config("[crawl]\nmax_pages_per_host = 6\n"));
+    std::fs::create_dir_all(dirs.data()).unwrap();
+    let store = Arc::new(dirs.store());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink: EventSink = {
+        let events = events.clone();
+        Arc::new(move |e: CrawlEvent| events.lock().unwrap().push(e))
+    };
+    let seeds: Vec<url::Url> = (0..2)
+        .map(|i| server.origin(i).url("/").parse().unwrap())
+        .collect();
+    let summary = thresher::crawl::run(
+        config,
+        store,
+        &seeds,
+        CancellationToken::new(),
+        Arc::new(CrawlStats::default()),
+        Some(sink),
+        RunOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(!summary.interrupted);
+    let events = events.lock().unwrap().clone();
+    assert!(sites.iter().all(|s| s.reachable().len() > 6));
+    for i in 0..2 {
+        let key = server.origin(i).host_port();
+        let stored: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, CrawlEvent::Stored(p) if p.site == key))
+            .map(|(n, _)| n)
+            .collect();
+        let done: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| **e == CrawlEvent::SiteDone(key.clone()))
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(stored.len(), 6, "{key}: its budget of pages");
+        assert_eq!(done.len(), 1, "{key}: told of once: {events:?}");
+        assert!(
+            done[0] > *stored.last().unwrap(),
+            "{key}: told of after its last page: {events:?}"
+        );
+    }
+}
+
+#[test]
+fn a_polite_crawl_writes_text_while_it_fetches() {
+    // A background server: the crawler is a child process, so the learner's CPU gauge sees
+    // only the crawl, not this test binary's other tests.
+    let server = TestServer::background(1, 1);
+    let o = server.origin(0);
+    let site = NewsSite::generate(&SiteSpec::small(21, 40));
+    o.serve(site.site());
+    // 100 ms a request, one at a time: a crawl of seconds that leaves the CPU idle.
+    o.set_latency(Duration::from_millis(100));
+    let pages = site.reachable().len();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = crate::support::write_seeds(dir.path(), &[o.url("/")]);
+    // The default template settings: a step every 50 new pages or 30 s, which this site never
+    // reaches while it is crawled; only the idle CPU lets steps run sooner.
+    let config = crate::support::write_config(dir.path(), "[crawl]\ndelay = \"0ms\"\n");
+    let mut child = super::cli::crawl_cmd(dir.path(), &seeds, &config)
+        .spawn()
+        .unwrap();
+    let out = dir
+        .path()
+        .join("out")
+        .join(thresher::output::site_dir_name(&o.host_port()));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    // robots.txt and every page requested: the last page's answer is still 100 ms away.
+    while o.total_hits() < pages + 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the crawl never got to its last page"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let written = text_files(&out);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(text_files(&out), pages, "every page has text at the end");
+    assert!(
+        written >= pages / 4,
+        "text reaches disk while the crawl fetches: {written} of {pages} pages had text when \
+         the last page was requested"
+    );
 }

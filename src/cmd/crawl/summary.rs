@@ -47,15 +47,18 @@ pub(super) fn recrawl_line(stats: &CrawlStats, changes: &RecrawlChanges) -> Stri
 /// What the template learner did, one line.
 pub(super) fn learn_line(l: &LearnSummary) -> String {
     format!(
-        "Templates: {} incremental steps ({} page cleanings, {:.1}s), end-of-crawl pass over {} \
-         sites ({} pages cleaned, {} kept from the same model, {:.1}s); {} files written.",
+        "Templates: {} incremental steps ({} page cleanings, {:.1}s), final passes of {} sites \
+         while crawling ({:.1}s) and of {} sites at the end ({:.1}s): {} pages cleaned, {} kept \
+         from the same model; {} files written.",
         l.steps,
         l.interim_cleans,
         l.interim_time.as_secs_f64(),
+        l.done_sites,
+        l.done_time.as_secs_f64(),
         l.final_sites,
+        l.final_time.as_secs_f64(),
         l.final_cleans,
         l.final_reused,
-        l.final_time.as_secs_f64(),
         l.pages_written
     )
 }

@@ -28,7 +28,7 @@ use crate::config::Config;
 use crate::crawl::stats::CrawlStats;
 use crate::crawl::url as urls;
 use crate::crawl::worker::Ctx;
-use crate::crawl::{PageSink, Partitioned, RunOptions};
+use crate::crawl::{EventSink, Partitioned, RunOptions};
 use crate::store::{Enqueued, Store};
 use links::pull_links;
 use rounds::rounds;
@@ -112,7 +112,7 @@ pub(super) async fn join(
 struct Worker {
     hooks: Partitioned,
     external: tokio::sync::mpsc::UnboundedReceiver<Vec<Enqueued>>,
-    ctx_out: tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<PageSink>)>,
+    ctx_out: tokio::sync::oneshot::Sender<(Arc<Ctx>, Option<EventSink>)>,
     task: tokio::task::JoinHandle<Result<(), WorkerError>>,
 }
 
@@ -190,7 +190,7 @@ async fn drive(
     state: State,
     share: crate::cluster::Share,
     ctx: Arc<Ctx>,
-    sink: Option<PageSink>,
+    sink: Option<EventSink>,
     seeds: Vec<Url>,
     ttl: Duration,
     shutdown: CancellationToken,

@@ -13,7 +13,7 @@ use super::state::{
 };
 use super::takeover::take_over;
 use crate::crawl::worker::Ctx;
-use crate::crawl::PageSink;
+use crate::crawl::EventSink;
 
 /// The share rounds, every third of a lease TTL: lost partitions stop at once, surplus ones
 /// drain and go back, free ones are taken over; then this worker's idle flag, and the end of
@@ -23,7 +23,7 @@ pub(super) async fn rounds(
     state: &State,
     mut share: crate::cluster::Share,
     ctx: &Arc<Ctx>,
-    sink: Option<&PageSink>,
+    sink: Option<&EventSink>,
     ttl: Duration,
     shutdown: &CancellationToken,
 ) -> Result<(), WorkerError> {
@@ -79,7 +79,7 @@ pub(super) async fn one_round(
     state: &State,
     share: &mut crate::cluster::Share,
     ctx: &Arc<Ctx>,
-    sink: Option<&PageSink>,
+    sink: Option<&EventSink>,
     shutdown: &CancellationToken,
     round_began: Instant,
 ) -> Result<bool, WorkerError> {

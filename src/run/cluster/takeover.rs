@@ -13,14 +13,14 @@ use super::state::{held_of, jobs_of, say, snaps_of, Snap, State, WorkerError};
 use crate::cluster::{Append, Kind, SnapshotRef};
 use crate::crawl::import::{self, Queued};
 use crate::crawl::worker::Ctx;
-use crate::crawl::PageSink;
+use crate::crawl::EventSink;
 
 /// Take partition `p` over: fence its log, rebuild what it holds in the local store (its
 /// fetched pages imported, its handed links queued), then let the crawl dispatch it.
 pub(super) async fn take_over(
     state: &State,
     ctx: &Arc<Ctx>,
-    sink: Option<&PageSink>,
+    sink: Option<&EventSink>,
     p: u32,
     shutdown: &CancellationToken,
 ) -> Result<(), WorkerError> {
