@@ -4,9 +4,11 @@
 //! products, prices, posts, filters — read the same way on every site; the content classifier
 //! (`classify`) weighs them, nothing here decides.
 
+use std::sync::LazyLock;
+
 use crate::dom::tree::Element;
 
-use super::hints::words;
+use super::hints::{words, GluedWords};
 
 /// A page part an element's markup can name. The discriminant is the bit in a role set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,13 +257,9 @@ const PARTS: &[&str] = &[
 ];
 
 fn role_of_word(w: &str) -> Option<Role> {
-    VOCABULARY.iter().find_map(|&(v, role)| {
-        let glued = w.len() > v.len()
-            && w.is_char_boundary(v.len())
-            && w[..v.len()].eq_ignore_ascii_case(v)
-            && PARTS.iter().any(|p| w[v.len()..].eq_ignore_ascii_case(p));
-        (w.eq_ignore_ascii_case(v) || glued).then_some(role)
-    })
+    static WORDS: LazyLock<GluedWords<Role>> =
+        LazyLock::new(|| GluedWords::new(VOCABULARY.iter().copied(), PARTS));
+    WORDS.find(w)
 }
 
 /// The roles `e`'s markup names, as a bit set (bit `Role as u8`).
