@@ -527,3 +527,34 @@ fn a_closed_stdout_does_not_panic() {
     );
     assert!(out.join("a.example/p2.txt").exists());
 }
+
+#[test]
+fn the_summary_names_the_biggest_sites_and_counts_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 12 sites; site k has k + 1 pages.
+    let sites: Vec<PathBuf> = (0..12)
+        .map(|k| write_site(tmp.path(), &format!("site{k:02}.example"), 0..k + 1))
+        .collect();
+    let out = tmp.path().join("out");
+    let mut args = vec!["clean", "--quiet", "--out", arg(&out)];
+    args.extend(sites.iter().map(|s| arg(s)));
+    let o = thresher(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("cleaned 78 pages of 12 sites"), "{stdout}");
+    let named: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("site"))
+        .filter(|l| l.contains(".example"))
+        .collect();
+    assert_eq!(named.len(), 10, "{stdout}");
+    assert!(
+        named[0].contains("site11.example"),
+        "most pages first: {stdout}"
+    );
+    assert!(!stdout.contains("site00.example"), "{stdout}");
+    assert!(
+        stdout.contains("… and 2 more sites (3 pages,"),
+        "the two smallest counted: {stdout}"
+    );
+}
