@@ -2,7 +2,8 @@
 //! (robots.txt, Crawl-delay, governor per origin, backoff) → fetch → parse on the blocking pool →
 //! links back to the frontier, page and path set to the store, all in one atomic commit.
 //!
-//! Owns: the frontier's order, politeness and robots.txt per origin, fetching, URL
+//! Owns: the frontier's order, politeness and robots.txt per origin, host name resolution
+//! (`resolve`), fetching, URL
 //! normalisation and scope, the crawl's WARC archive (`archive`) and importing WARC files
 //! (`import`), and the crawl's live figures
 //! (`stats`, which `progress` renders).
@@ -15,6 +16,7 @@ pub mod fetch;
 pub mod import;
 pub mod politeness;
 pub mod recrawl;
+pub mod resolve;
 pub mod robots;
 pub mod scheduler;
 pub mod scope;

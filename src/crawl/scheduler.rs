@@ -18,6 +18,7 @@ use url::Url;
 use super::archive::Archive;
 use super::fetch::Fetcher;
 use super::politeness::{Backoff, Politeness};
+use super::resolve::Resolver;
 use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
 use super::stats::{CrawlStats, OriginWait, OverBudget};
@@ -70,6 +71,9 @@ pub struct RunOptions {
     /// `false`: import only (`export --cluster` gathers the partition logs' pages this way):
     /// no seed is queued, no request made; the run ends once the import is stored.
     pub fetch: bool,
+    /// The crawl's host name resolution; `None`: the system's, under `fetch.resolve` (a test
+    /// gives one whose lookups fail without asking a DNS server).
+    pub resolver: Option<Arc<Resolver>>,
 }
 
 impl Default for RunOptions {
@@ -82,6 +86,7 @@ impl Default for RunOptions {
             external: None,
             ctx_out: None,
             fetch: true,
+            resolver: None,
         }
     }
 }
@@ -309,7 +314,11 @@ pub async fn run(
         }
         None => None,
     };
-    let fetcher = Fetcher::new(&config.fetch)
+    let resolver = options
+        .resolver
+        .take()
+        .unwrap_or_else(|| Arc::new(Resolver::new(&config.fetch)));
+    let fetcher = Fetcher::new(&config.fetch, resolver)
         .map_err(CrawlError::Client)?
         .capturing(archive.is_some());
     let scope = Scope::new(&config.scope, seeds);
