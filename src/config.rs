@@ -77,6 +77,10 @@ pub struct CrawlConfig {
     pub max_depth: u32,
     pub concurrency: usize,
     pub per_origin_concurrency: usize,
+    /// Requests in flight to one server, an address and port that any number of origins may
+    /// resolve to (shared hosting, a CDN edge); its request starts are also spaced by
+    /// `delay / per_ip_concurrency`. 0: no per-server limit (`crawl::servers`).
+    pub per_ip_concurrency: usize,
     #[serde(with = "duration")]
     pub delay: Duration,
     #[serde(with = "duration")]
@@ -596,8 +600,9 @@ mod tests {
     }
 
     #[test]
-    fn resolve_pairs_are_checked() {
+    fn per_server_limit_is_on_by_default_and_resolve_pairs_are_checked() {
         let c = Config::default();
+        assert_eq!(c.crawl.per_ip_concurrency, 4);
         assert!(c.fetch.resolve.is_empty());
         let mut o = Overrides::default();
         o.set_arg("fetch.resolve=[\"A.test:127.0.0.1\", \"b.test:[::1]\", \"b.test:::2\"]")
