@@ -160,6 +160,10 @@ pub struct CrawlArgs {
     /// NO_PROXY variables apply [config: fetch.proxy].
     #[arg(long, value_name = "URL")]
     pub proxy: Option<String>,
+    /// Send HOST's requests to ADDRESS instead of asking DNS, as curl's --resolve without the
+    /// port (repeatable) [config: fetch.resolve].
+    #[arg(long, value_name = "HOST:ADDRESS")]
+    pub resolve: Vec<String>,
     #[command(flatten)]
     pub template: TemplateArgs,
     /// Fetch and obey robots.txt (on by default); `--respect-robots=false` neither fetches nor
@@ -439,6 +443,7 @@ impl CrawlArgs {
             ("exclude", &self.exclude),
             ("allow-host", &self.allow_host),
             ("header", &self.header),
+            ("resolve", &self.resolve),
             ("set", &self.settings.set),
         ];
         for (name, values) in lists {
@@ -521,6 +526,8 @@ mod tests {
             "b.example",
             "--header",
             "X-Run: 7",
+            "--resolve",
+            "shop.example:10.0.0.5",
             "--recrawl",
             "--older-than",
             "1day",

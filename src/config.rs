@@ -77,6 +77,10 @@ pub struct CrawlConfig {
     pub max_depth: u32,
     pub concurrency: usize,
     pub per_origin_concurrency: usize,
+    /// Requests in flight to one server, an address and port that any number of origins may
+    /// resolve to (shared hosting, a CDN edge); its request starts are also spaced by
+    /// `delay / per_ip_concurrency`. 0: no per-server limit (`crawl::servers`).
+    pub per_ip_concurrency: usize,
     #[serde(with = "duration")]
     pub delay: Duration,
     #[serde(with = "duration")]
@@ -116,6 +120,10 @@ pub struct FetchConfig {
     pub headers: Vec<String>,
     /// A proxy URL for every request; empty: the environment's proxy variables.
     pub proxy: String,
+    /// Addresses given for host names instead of asking DNS, `host:address` each (as curl's
+    /// `--resolve`, without the port); a name given twice has both addresses, in order.
+    #[serde(deserialize_with = "host_addresses")]
+    pub resolve: Vec<(String, std::net::IpAddr)>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -500,6 +508,31 @@ where
     s.parse().map_err(serde::de::Error::custom)
 }
 
+/// `host:address` pairs (`a.example:127.0.0.1`, `b.example:[::1]` or `b.example:::1`); the
+/// host lower-cased, as URLs have it.
+fn host_addresses<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, std::net::IpAddr)>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|pair| {
+            let bad = |why: &str| serde::de::Error::custom(format!("{pair:?}: {why}"));
+            let (host, addr) = pair
+                .split_once(':')
+                .ok_or_else(|| bad("not HOST:ADDRESS"))?;
+            let host = host.trim().to_ascii_lowercase();
+            if host.is_empty() || host.parse::<std::net::IpAddr>().is_ok() {
+                return Err(bad("the host must be a name"));
+            }
+            let addr = addr.trim().trim_start_matches('[').trim_end_matches(']');
+            let ip = addr
+                .parse()
+                .map_err(|_| bad(&format!("{addr:?} is not an IP address")))?;
+            Ok((host, ip))
+        })
+        .collect()
+}
+
 fn regexes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Regex>, D::Error> {
     Vec::<String>::deserialize(d)?
         .iter()
@@ -564,6 +597,41 @@ mod tests {
         o.set_arg("robots.respect=no").unwrap();
         let e = Config::load(None, &o).unwrap_err().to_string();
         assert!(e.contains("--set robots.respect"), "{e}");
+    }
+
+    #[test]
+    fn per_server_limit_is_on_by_default_and_resolve_pairs_are_checked() {
+        let c = Config::default();
+        assert_eq!(c.crawl.per_ip_concurrency, 4);
+        assert!(c.fetch.resolve.is_empty());
+        let mut o = Overrides::default();
+        o.set_arg("fetch.resolve=[\"A.test:127.0.0.1\", \"b.test:[::1]\", \"b.test:::2\"]")
+            .unwrap();
+        let c = Config::load(None, &o).unwrap();
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(
+            c.fetch.resolve,
+            vec![
+                ("a.test".to_string(), ip("127.0.0.1")),
+                ("b.test".to_string(), ip("::1")),
+                ("b.test".to_string(), ip("::2")),
+            ]
+        );
+        for bad in [
+            "a.test",
+            "a.test:nowhere",
+            ":127.0.0.1",
+            "10.0.0.1:127.0.0.1",
+        ] {
+            let mut o = Overrides::default();
+            o.set(
+                "fetch.resolve",
+                vec![bad.to_string()],
+                "--set fetch.resolve",
+            );
+            let e = Config::load(None, &o).unwrap_err().to_string();
+            assert!(e.contains("fetch.resolve"), "{bad}: {e}");
+        }
     }
 
     #[test]

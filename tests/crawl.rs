@@ -11,6 +11,7 @@ mod politeness;
 mod recrawl;
 mod resume;
 mod robots;
+mod servers;
 mod warc;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,6 +104,18 @@ async fn run_crawl(
     learn: bool,
 ) -> (CrawlSummary, Option<thresher::learn::LearnSummary>) {
     run_crawl_with(dirs, seeds, toml, shutdown, learn, RunOptions::default()).await
+}
+
+/// [`crawl`] with run options of the test's own (a resolver).
+pub async fn crawl_with(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+    options: RunOptions,
+) -> CrawlSummary {
+    run_crawl_with(dirs, seeds, toml, CancellationToken::new(), false, options)
+        .await
+        .0
 }
 
 /// [`crawl_learning`] with run options of the test's own (`--import-warc`).

@@ -70,6 +70,7 @@ pub fn overrides(args: &CrawlArgs) -> Overrides {
         .extend("scope.exclude", &args.exclude, "--exclude")
         .extend("scope.allow_hosts", &args.allow_host, "--allow-host")
         .extend("fetch.headers", &args.header, "--header")
+        .extend("fetch.resolve", &args.resolve, "--resolve")
         .set_some(
             "recrawl.older_than",
             args.older_than

@@ -5,11 +5,13 @@
 //! sent and the status line and headers as received, for the WARC archive.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{HeaderMap, CONTENT_ENCODING, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use url::Url;
 
+use super::resolve::{ClientResolver, Resolver};
 use crate::config::FetchConfig;
 use crate::store::ErrorKind;
 
@@ -213,7 +215,9 @@ pub struct Fetcher {
 }
 
 impl Fetcher {
-    pub fn new(cfg: &FetchConfig) -> Result<Fetcher, FetchError> {
+    /// A client that resolves host names through `resolver` (the crawl's, which per-server
+    /// politeness reads too).
+    pub fn new(cfg: &FetchConfig, resolver: Arc<Resolver>) -> Result<Fetcher, FetchError> {
         ensure_crypto_provider();
         let setup = |message: String| FetchError {
             url: String::new(),
@@ -235,7 +239,8 @@ impl Fetcher {
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.total_timeout)
             .pool_max_idle_per_host(4)
-            .pool_idle_timeout(Duration::from_secs(30));
+            .pool_idle_timeout(Duration::from_secs(30))
+            .dns_resolver(ClientResolver(resolver));
         if !cfg.proxy.is_empty() {
             let proxy = reqwest::Proxy::all(&cfg.proxy)
                 .map_err(|e| setup(format!("proxy {:?}: {e}", cfg.proxy)))?;
@@ -247,6 +252,18 @@ impl Fetcher {
             cfg: cfg.clone(),
             capture: false,
         })
+    }
+
+    /// Requests go through a proxy (`fetch.proxy`, or the environment's proxy variables): the
+    /// proxy resolves the host names, so a name this machine cannot resolve may still be
+    /// fetched.
+    pub fn proxied(&self) -> bool {
+        !self.cfg.proxy.is_empty()
+            || ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"].iter().any(|v| {
+                [v.to_string(), v.to_ascii_lowercase()]
+                    .iter()
+                    .any(|name| std::env::var_os(name).is_some_and(|x| !x.is_empty()))
+            })
     }
 
     /// With `on`, `get` also gives each response's `Exchange`.

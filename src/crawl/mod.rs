@@ -1,8 +1,10 @@
 //! The crawler: seeds → frontier (per-origin queues in the store) → scheduler → politeness gate
-//! (robots.txt, Crawl-delay, governor per origin, backoff) → fetch → parse on the blocking pool →
+//! (robots.txt, Crawl-delay, governor per origin, backoff; per server, the address origins
+//! resolve to: requests in flight and start spacing) → fetch → parse on the blocking pool →
 //! links back to the frontier, page and path set to the store, all in one atomic commit.
 //!
-//! Owns: the frontier's order, politeness and robots.txt per origin, fetching, URL
+//! Owns: the frontier's order, politeness and robots.txt per origin, politeness per server
+//! (`servers`) and host name resolution (`resolve`), fetching, URL
 //! normalisation and scope, the crawl's WARC archive (`archive`) and importing WARC files
 //! (`import`), and the crawl's live figures
 //! (`stats`, which `progress` renders).
@@ -15,10 +17,12 @@ pub mod fetch;
 pub mod import;
 pub mod politeness;
 pub mod recrawl;
+pub mod resolve;
 pub mod robots;
 pub mod scheduler;
 pub mod scope;
 pub mod seeds;
+pub mod servers;
 pub mod sitemap;
 pub mod stats;
 pub mod url;

@@ -1,10 +1,13 @@
 //! The crawl loop: one task owns every origin's in-memory state (queue cursor, politeness,
-//! robots, in-flight count) and a timer-ordered set of origins ready to start a request; jobs
-//! run as spawned tasks and report back. robots.txt is read before any other URL of an origin
-//! (never when `robots.respect` is off).
+//! robots, in-flight count, server address) and a timer-ordered set of origins ready to start
+//! a request; jobs run as spawned tasks and report back. robots.txt is read before any other
+//! URL of an origin (never when `robots.respect` is off). With `crawl.per_ip_concurrency` on,
+//! an origin's host name is resolved before its first request, and each request also passes
+//! its server's gate (`servers`).
 //! A crawl is done when no origin has work it may start and nothing is in flight.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,8 +21,10 @@ use url::Url;
 use super::archive::Archive;
 use super::fetch::Fetcher;
 use super::politeness::{Backoff, Politeness};
+use super::resolve::{self, Addresses, ResolveError, Resolver};
 use super::robots::{RobotsEntry, RobotsPolicy};
 use super::scope::Scope;
+use super::servers::{Admit, Servers};
 use super::stats::{CrawlStats, OriginWait, OverBudget};
 use super::url as urls;
 use super::worker::{
@@ -70,6 +75,9 @@ pub struct RunOptions {
     /// `false`: import only (`export --cluster` gathers the partition logs' pages this way):
     /// no seed is queued, no request made; the run ends once the import is stored.
     pub fetch: bool,
+    /// The crawl's host name resolution; `None`: the system's, under `fetch.resolve` (a test
+    /// gives one whose lookups fail without asking a DNS server).
+    pub resolver: Option<Arc<Resolver>>,
 }
 
 impl Default for RunOptions {
@@ -82,6 +90,7 @@ impl Default for RunOptions {
             external: None,
             ctx_out: None,
             fetch: true,
+            resolver: None,
         }
     }
 }
@@ -144,6 +153,35 @@ enum Robots {
     },
 }
 
+/// Where an origin's requests go, for per-server politeness. It changes only while none of the
+/// origin's requests is in flight, so a request finishes on the server it started on.
+#[derive(Clone, Copy, Debug)]
+enum Addr {
+    /// Not looked up yet (or to be looked up again).
+    Unknown,
+    Resolving,
+    /// Its server (the first address of its host, its port), until `until` (`None`: an IP
+    /// literal, for good).
+    Known {
+        server: SocketAddr,
+        until: Option<Instant>,
+    },
+    /// The lookup failed but requests go through a proxy, which resolves names itself: they
+    /// start without a server's gate until `until`.
+    Unresolved {
+        until: Instant,
+    },
+}
+
+impl Addr {
+    fn server(&self) -> Option<SocketAddr> {
+        match self {
+            Addr::Known { server, .. } => Some(*server),
+            _ => None,
+        }
+    }
+}
+
 /// `SystemTime` deadline → tokio `Instant` (the scheduler's clock).
 fn instant_of(t: std::time::SystemTime) -> Instant {
     let now = Instant::now();
@@ -197,6 +235,8 @@ struct Origin {
     /// entry stays in the store's queue, behind the cursor): once the partition is this
     /// worker's again, its queue is read from the store anew.
     reload: bool,
+    /// Its server, for per-server politeness (`Addr::Unknown` while that is off).
+    addr: Addr,
 }
 
 impl Origin {
@@ -276,6 +316,15 @@ pub struct Scheduler {
     turn_now: bool,
     /// Revisits queued and not started, over all origins: page limits do not stop them.
     revisits_left: u64,
+    /// Per-server politeness (`crawl.per_ip_concurrency`).
+    servers: Servers,
+    resolver: Arc<Resolver>,
+    /// Host name lookups in flight (they count against `crawl.concurrency` as requests do).
+    resolving: usize,
+    /// Origins a server let through during the current dispatch, scheduled when it is over.
+    let_through: Vec<u32>,
+    /// Requests go through a proxy: a name this machine cannot resolve is no failure.
+    proxied: bool,
 }
 
 /// Crawl until the frontier is empty, a limit is reached, or `shutdown` is cancelled.
@@ -309,9 +358,14 @@ pub async fn run(
         }
         None => None,
     };
-    let fetcher = Fetcher::new(&config.fetch)
+    let resolver = options
+        .resolver
+        .take()
+        .unwrap_or_else(|| Arc::new(Resolver::new(&config.fetch)));
+    let fetcher = Fetcher::new(&config.fetch, resolver.clone())
         .map_err(CrawlError::Client)?
         .capturing(archive.is_some());
+    let proxied = fetcher.proxied();
     let scope = Scope::new(&config.scope, seeds);
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let ctx = Arc::new(Ctx {
@@ -408,6 +462,14 @@ pub async fn run(
         summary: CrawlSummary::default(),
         turn_now: false,
         revisits_left: 0,
+        servers: Servers::new(
+            config.crawl.per_ip_concurrency,
+            server_spacing(config.crawl.delay, config.crawl.per_ip_concurrency),
+        ),
+        resolver,
+        resolving: 0,
+        let_through: Vec::new(),
+        proxied,
     };
     let lengths = store.queue_lengths()?;
     let revisits = store.revisit_lengths()?;
@@ -466,7 +528,7 @@ impl Scheduler {
             if options.fetch {
                 self.dispatch_ready()?;
             }
-            let busy = self.in_flight + self.processing;
+            let busy = self.in_flight + self.processing + self.resolving;
             // With a limit reached nothing more may start (but revisits): origins still in
             // `ready` wait for nothing.
             // A cluster worker's crawl is over once its worker says so (`external` closed):
@@ -504,7 +566,7 @@ impl Scheduler {
     /// Let in-flight jobs finish for up to `grace`, then abandon them.
     async fn drain(&mut self, grace: Duration) -> Result<(), CrawlError> {
         let deadline = Instant::now() + grace;
-        while self.in_flight + self.processing > 0 {
+        while self.in_flight + self.processing + self.resolving > 0 {
             match tokio::time::timeout_at(deadline, self.tasks.join_next()).await {
                 Ok(Some(joined)) => self.handle(joined)?,
                 Ok(None) => break,
@@ -564,6 +626,7 @@ impl Scheduler {
             pages_blocked: false,
             handed: self.ctx.partitioned.is_some(),
             reload: false,
+            addr: Addr::Unknown,
         };
         let mut waits_for_robots = None;
         let cached = match origin.robots {
@@ -631,20 +694,41 @@ impl Scheduler {
         cfg.delay.max(crawl_delay.min(cfg.max_crawl_delay))
     }
 
-    /// Put origin `id` in the ready set if it may start something.
+    /// Put origin `id` in the ready set if it may start something (and origins its server
+    /// lets through, when it gives up its server's turn).
     fn schedule(&mut self, id: u32) {
+        let mut next = Some(id);
+        while let Some(id) = next {
+            next = self.schedule_one(id);
+        }
+    }
+
+    /// [`Self::schedule`] for one origin, when `id` is one (`Servers` let it through).
+    fn schedule_some(&mut self, id: Option<u32>) {
+        if let Some(id) = id {
+            self.schedule(id);
+        }
+    }
+
+    /// Put origin `id` in the ready set, at the later of its own time and its server's, if it
+    /// may start something; `Some`: the origin its server lets through because `id` gave the
+    /// server's turn up (it holds it and starts nothing now).
+    fn schedule_one(&mut self, id: u32) -> Option<u32> {
         let per_origin = self.ctx.config.crawl.per_origin_concurrency;
-        let Some(o) = self.origins.get_mut(&id) else {
-            return;
-        };
+        let o = self.origins.get_mut(&id)?;
         let idle = o.in_flight < per_origin && !matches!(o.robots, Robots::Fetching);
         let limited = self.limit_reached && o.revisits == 0;
-        let wanted = !o.parked && !o.held && idle && o.has_work() && !limited;
-        let at = if wanted {
-            Some(o.polite.ready_at())
-        } else {
-            None
-        };
+        // An origin waiting for its address or in its server's queue is scheduled once it has
+        // the address or is let through.
+        let held = matches!(o.addr, Addr::Resolving) || self.servers.is_waiting(id);
+        let wanted = !o.parked && !o.held && idle && o.has_work() && !limited && !held;
+        let server = o.addr.server();
+        let at = wanted.then(|| {
+            let own = o.polite.ready_at();
+            server
+                .and_then(|s| self.servers.not_before(s))
+                .map_or(own, |t| own.max(t))
+        });
         if o.scheduled != at {
             if let Some(old) = o.scheduled.take() {
                 self.ready.remove(&(old, id));
@@ -654,12 +738,16 @@ impl Scheduler {
                 o.scheduled = Some(t);
             }
         }
+        match (at, server) {
+            (None, Some(s)) => self.servers.pass(s, id),
+            _ => None,
+        }
     }
 
     /// Room for another request: under the concurrency cap, and the pages already fetched are
     /// being parsed fast enough (the backlog bounds the response bodies held in memory).
     fn has_capacity(&self) -> bool {
-        self.in_flight < self.ctx.config.crawl.concurrency
+        self.in_flight + self.resolving < self.ctx.config.crawl.concurrency
             && self.processing < self.max_processing
             && !self.limits_stop()
             && (!self.limit_held || self.revisits_left > 0)
@@ -691,7 +779,21 @@ impl Scheduler {
                 o.scheduled = None;
             }
             self.stats.dispatches.fetch_add(1, Relaxed);
+            let turn = self
+                .origins
+                .get(&id)
+                .and_then(|o| o.addr.server())
+                .filter(|&s| self.servers.has_turn(s, id));
             let progressed = self.dispatch(id, now)?;
+            if let Some(s) = turn {
+                // Let through by its server and started nothing: the next one's turn.
+                let next = self.servers.pass(s, id);
+                self.let_through.extend(next);
+            }
+            // Scheduled now that the dispatch is over (an entry it took is back in its queue).
+            for other in std::mem::take(&mut self.let_through) {
+                self.schedule(other);
+            }
             self.schedule(id);
             let due_again = self
                 .origins
@@ -785,6 +887,150 @@ impl Scheduler {
         Ok(true)
     }
 
+    /// The server gate, before a request of origin `id` starts (its own politeness allowed
+    /// it): `None` when it may start (per-server politeness off, its server admits it, or its
+    /// name did not resolve but a proxy resolves names); `Some` when it may not yet, with
+    /// whether the dispatch progressed: its host name is being looked up, or it waits in its
+    /// server's queue (scheduled again once let through).
+    fn server_gate(&mut self, id: u32, now: Instant) -> Option<bool> {
+        if !self.servers.on() {
+            return None;
+        }
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        // The address is looked up again only with nothing in flight (`Addr`).
+        let busy = o.in_flight > 0;
+        let server = match o.addr {
+            Addr::Known { server, until } if busy || until.is_none_or(|u| u > now) => server,
+            Addr::Unresolved { until } if busy || until > now => return None,
+            Addr::Resolving => return Some(false),
+            _ => {
+                let base = o.base.as_ref()?;
+                let port = base.port_or_known_default()?;
+                let ip: std::net::IpAddr = match base.host()? {
+                    url::Host::Ipv4(ip) => ip.into(),
+                    url::Host::Ipv6(ip) => ip.into(),
+                    url::Host::Domain(name) => {
+                        let name = name.to_string();
+                        self.start_resolving(id, name);
+                        return Some(true);
+                    }
+                };
+                let server = SocketAddr::new(ip, port);
+                o.addr = Addr::Known {
+                    server,
+                    until: None,
+                };
+                server
+            }
+        };
+        match self.servers.admit(server, id, now) {
+            (Admit::Go, _) => None,
+            (Admit::Queued, let_through) => {
+                self.let_through.extend(let_through);
+                Some(true)
+            }
+        }
+    }
+
+    /// Look origin `id`'s host name up (a task; `resolved` takes the answer).
+    fn start_resolving(&mut self, id: u32, host: String) {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        o.addr = Addr::Resolving;
+        self.resolving += 1;
+        let resolver = self.resolver.clone();
+        self.tasks.spawn(async move {
+            let result = resolver.lookup(&host).await;
+            TaskOutput::Resolved {
+                origin_id: id,
+                result,
+            }
+        });
+    }
+
+    /// Origin `id`'s host name was looked up. A failure is the origin's, as a failed request
+    /// is: it backs off (counted as a retry, its wait shown), and is set aside after
+    /// `PARK_AFTER_FAILURES` in a row; its URLs stay queued. Through a proxy, which resolves
+    /// names itself, a failure only means its requests pass no server's gate for a while.
+    fn resolved(&mut self, id: u32, result: Result<Addresses, ResolveError>) {
+        self.resolving -= 1;
+        let now = Instant::now();
+        let proxied = self.proxied;
+        let Some(o) = self.origins.get_mut(&id) else {
+            return;
+        };
+        let port = o.base.as_ref().and_then(Url::port_or_known_default);
+        match (result, port) {
+            (Ok(ips), Some(port)) => {
+                o.addr = Addr::Known {
+                    server: SocketAddr::new(ips[0], port),
+                    until: Some(now + resolve::TTL),
+                };
+            }
+            (Ok(_), None) => {
+                o.addr = Addr::Unresolved {
+                    until: now + resolve::TTL,
+                };
+            }
+            (Err(e), _) if proxied => {
+                tracing::debug!(origin = %o.key, "{e}; requests go through the proxy");
+                o.addr = Addr::Unresolved {
+                    until: now + resolve::FAILURE_TTL,
+                };
+            }
+            (Err(e), _) => {
+                o.addr = Addr::Unknown;
+                o.failures += 1;
+                let site = o.site.clone();
+                // A debug line: a broad crawl may have thousands of dead names; the wait,
+                // progress, the summary and `status` show them (a few by name, the rest
+                // counted).
+                tracing::debug!(origin = %o.key, "{e}");
+                if o.failures >= PARK_AFTER_FAILURES {
+                    o.set_aside();
+                    self.set_wait(
+                        id,
+                        format!("{e}; failed {PARK_AFTER_FAILURES} times in a row, set aside for this run"),
+                        None,
+                    );
+                } else {
+                    let wait = o.polite.back_off(now, None, self.backoff);
+                    let until = o.polite.ready_at();
+                    let why = format!("{e}; backing off {}", humantime::format_duration(wait));
+                    self.set_wait(id, why, Some(until));
+                    self.count_retry(&site, false);
+                }
+                self.schedule(id);
+                self.tell_if_site_done(&site);
+                return;
+            }
+        }
+        self.schedule(id);
+    }
+
+    /// A request of origin `id` starts now (it passed its own politeness and its server's
+    /// gate): counted in flight for both.
+    fn request_started(&mut self, id: u32, now: Instant) {
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        o.in_flight += 1;
+        if let Some(server) = o.addr.server() {
+            let let_through = self.servers.started(server, id, now);
+            self.let_through.extend(let_through);
+        }
+    }
+
+    /// A request of origin `id` is over (answered, failed, or dropped): no longer in flight
+    /// for it or its server.
+    fn request_over(&mut self, id: u32) {
+        let Some(o) = self.origins.get_mut(&id) else {
+            return;
+        };
+        o.in_flight = o.in_flight.saturating_sub(1);
+        if let Some(server) = o.addr.server() {
+            let let_through = self.servers.finished(server, Instant::now());
+            self.schedule_some(let_through);
+        }
+    }
+
     /// robots.txt before any other URL of the origin: `Some` when it decides the dispatch
     /// (robots.txt being fetched, started now, or unreachable and holding the queue), with
     /// whether the dispatch progressed; `None` when the rules are known and fresh.
@@ -832,8 +1078,12 @@ impl Scheduler {
             o.polite.hold_until(t);
             return false;
         }
+        if let Some(progressed) = self.server_gate(id, now) {
+            return progressed;
+        }
+        self.request_started(id, now);
+        let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         o.robots = Robots::Fetching;
-        o.in_flight += 1;
         o.told_done = false;
         let site = o.site.clone();
         self.in_flight += 1;
@@ -894,6 +1144,11 @@ impl Scheduler {
                 self.unpop(id, seq, entry);
                 return Ok(skipped > 0);
             }
+            if let Some(progressed) = self.server_gate(id, now) {
+                self.unpop(id, seq, entry);
+                return Ok(progressed || skipped > 0);
+            }
+            self.request_started(id, now);
             self.start_entry(id, site, seq, entry);
             return Ok(true);
         }
@@ -988,10 +1243,10 @@ impl Scheduler {
         }
     }
 
-    /// Count the entry's request as in flight and spawn its job.
+    /// Count the entry's request as in flight (`request_started` counted it for its origin
+    /// and server) and spawn its job.
     fn start_entry(&mut self, id: u32, site: String, seq: Slot, entry: QueueEntry) {
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
-        o.in_flight += 1;
         o.told_done = false;
         self.in_flight += 1;
         self.stats.in_flight.fetch_add(1, Relaxed);
@@ -1125,6 +1380,10 @@ impl Scheduler {
                 slot,
                 result,
             }) => self.processed(origin_id, kind, slot, result),
+            Ok(TaskOutput::Resolved { origin_id, result }) => {
+                self.resolved(origin_id, result);
+                Ok(())
+            }
             // Aborted at shutdown: the URL stays queued.
             Err(e) if e.is_cancelled() => Ok(()),
             Err(e) => unreachable!("invariant: tasks catch their panics: {e}"),
@@ -1164,6 +1423,7 @@ impl Scheduler {
     ) -> Result<(), CrawlError> {
         self.in_flight -= 1;
         self.stats.in_flight.fetch_sub(1, Relaxed);
+        self.request_over(id);
         let site = self.site_of(id);
         // Settled when this returns, after the page's processing (if any) has started.
         let _settled = Settled::new(&self.ctx, &site);
@@ -1181,7 +1441,6 @@ impl Scheduler {
                 tracing::info!(%site, "partition taken over by another worker; fetch dropped");
                 if let Some(o) = self.origins.get_mut(&id) {
                     o.reload = true;
-                    o.in_flight = o.in_flight.saturating_sub(1);
                     if matches!(o.robots, Robots::Fetching) {
                         o.robots = Robots::Unknown;
                     }
@@ -1193,7 +1452,6 @@ impl Scheduler {
                 // A bug on one page costs that URL for this run (it stays queued), not the crawl.
                 tracing::error!(origin = id, "job panicked: {msg}");
                 if let Some(o) = self.origins.get_mut(&id) {
-                    o.in_flight = o.in_flight.saturating_sub(1);
                     if matches!(o.robots, Robots::Fetching) {
                         o.robots = Robots::Unknown;
                     }
@@ -1219,7 +1477,6 @@ impl Scheduler {
         let Some(o) = self.origins.get_mut(&id) else {
             return Ok(());
         };
-        o.in_flight = o.in_flight.saturating_sub(1);
         o.polite.completed(result.completed_at);
         if kind.is_some() && result.responded {
             self.stats.fetched.fetch_add(1, Relaxed);
@@ -1634,6 +1891,18 @@ impl Drop for Settled {
         if let Some((p, site)) = &self.0 {
             (p.settled)(site);
         }
+    }
+}
+
+/// The least time between two request starts to one server: the crawl delay shared by the
+/// requests it may have in flight, so a server hosting many sites gets at most
+/// `per_ip_concurrency` requests per `delay`, as that many sites of their own would (none
+/// with the limit off or no delay).
+fn server_spacing(delay: Duration, per_ip_concurrency: usize) -> Duration {
+    match u32::try_from(per_ip_concurrency) {
+        Ok(0) => Duration::ZERO,
+        Ok(n) => delay / n,
+        Err(_) => Duration::ZERO,
     }
 }
 

@@ -223,6 +223,12 @@ pub enum TaskOutput {
         slot: Slot,
         result: Result<Processed, WorkerError>,
     },
+    /// The origin's host name was looked up (per-server politeness needs its address before
+    /// its first request).
+    Resolved {
+        origin_id: u32,
+        result: Result<super::resolve::Addresses, super::resolve::ResolveError>,
+    },
 }
 
 /// Run `job`, turning a panic into `WorkerError::Panic` so the scheduler's books stay right.

@@ -283,6 +283,7 @@ mod tests {
             header: Vec::new(),
             cookie: None,
             proxy: None,
+            resolve: Vec::new(),
             recrawl: false,
             older_than: None,
             quiet: false,
