@@ -15,8 +15,9 @@
 //!
 //! Steps get a CPU budget while fetching needs the CPU (`template.learn_cpu_share` of one core:
 //! after a step of `t`, the next waits `t·(1/share − 1)`, unless the rest of the process leaves
-//! half a core idle meanwhile); done sites' passes, whose text is final, get none. Both run at a
-//! lower OS priority (nice 10 on Linux), so a fast crawl is not slowed; steps still pending when the
+//! half a core idle meanwhile) and run at a lower OS priority (nice 10 on Linux), so a fast
+//! crawl is not slowed. Done sites' passes, whose text is final, run on a thread of their own
+//! at the crawl's priority, with no budget: the crawl needs that work done anyway; steps still pending when the
 //! crawl finishes are dropped — the end-of-crawl pass cleans those pages anyway. The
 //! end-of-crawl pass runs on the thread that calls [`Learner::finish`], at the crawl's own
 //! priority: fetching is over by then, and at nice 10 a busy machine starved it
@@ -26,7 +27,7 @@ pub mod eras;
 mod output;
 mod site;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -47,6 +48,12 @@ enum Msg {
     Page(StoredPage),
     /// The crawl is done with a site: its final pass may run now.
     SiteDone(String),
+    /// The site-passes thread ran a done site's final pass (`None`: it had nothing new, or
+    /// the pass panicked).
+    Passed {
+        site: String,
+        outcome: Option<(Duration, Result<Step, LearnError>)>,
+    },
     /// The crawl finished: run the end-of-crawl pass, then stop.
     Finish,
     /// The crawl was interrupted: stop after the current step.
@@ -160,15 +167,39 @@ impl Learner {
         written: Option<WrittenSink>,
     ) -> Learner {
         let (tx, rx) = mpsc::channel();
+        // Done sites' passes run on a thread of their own at the caller's priority (spawned
+        // here, before the learner thread lowers its own): their text is final, so they are
+        // work the crawl needs done anyway, and at nice 10 a busy crawl starved them.
+        let (to_passes, sites) = mpsc::channel();
+        let stop_passes = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let passes = {
+            let (c, s, st, w, back, stop) = (
+                config.clone(),
+                store.clone(),
+                stats.clone(),
+                written.clone(),
+                tx.clone(),
+                stop_passes.clone(),
+            );
+            std::thread::Builder::new()
+                .name("site-passes".into())
+                .spawn(move || site_passes(&c, &s, &st, w, &sites, &back, &stop))
+                .expect("invariant: a thread can be spawned")
+        };
         let (c, s, st, w) = (
             config.clone(),
             store.clone(),
             stats.clone(),
             written.clone(),
         );
+        let passes = Passes {
+            to: to_passes,
+            stop: stop_passes,
+            join: passes,
+        };
         let join = std::thread::Builder::new()
             .name("learner".into())
-            .spawn(move || run(&c, &s, &st, w, rx))
+            .spawn(move || run(&c, &s, &st, w, rx, passes))
             .expect("invariant: a thread can be spawned");
         Learner {
             tx,
@@ -327,6 +358,51 @@ struct Pending {
     since: Instant,
 }
 
+/// The site-passes thread, as the learner thread holds it.
+struct Passes {
+    to: Sender<String>,
+    /// Set when the crawl ends: sites not passed yet are left to the end-of-crawl pass.
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    join: JoinHandle<()>,
+}
+
+/// The site-passes thread: each done site's final pass, in the order the crawl was done with
+/// them, each outcome sent back to the learner thread (which keeps the summary).
+fn site_passes(
+    config: &Config,
+    store: &Store,
+    stats: &CrawlStats,
+    written: Option<WrittenSink>,
+    sites: &Receiver<String>,
+    back: &Sender<Msg>,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    let out = Output::new(&config.crawl.out_dir)
+        .format(config.crawl.format)
+        .notify(written);
+    let learner = SiteLearner {
+        store,
+        out: &out,
+        detector: config.template.detector,
+    };
+    while let Ok(site) = sites.recv() {
+        if stop.load(Relaxed) {
+            break;
+        }
+        let outcome = match learner.needs_final(&site) {
+            Ok(true) => final_pass(&learner, stats, &site),
+            Ok(false) => None,
+            Err(e) => {
+                tracing::error!(%site, "template learning: {e}");
+                None
+            }
+        };
+        if back.send(Msg::Passed { site, outcome }).is_err() {
+            break;
+        }
+    }
+}
+
 /// The learner thread: incremental steps until the crawl ends. Returns the summary and whether
 /// the crawl finished (then `Learner::finish` runs the end-of-crawl pass).
 fn run(
@@ -335,6 +411,7 @@ fn run(
     stats: &CrawlStats,
     written: Option<WrittenSink>,
     rx: Receiver<Msg>,
+    passes: Passes,
 ) -> (LearnSummary, bool) {
     lower_priority();
     let out = Output::new(&config.crawl.out_dir)
@@ -377,8 +454,10 @@ fn run(
         }
     }
 
-    // Sites the crawl is done with, oldest first: their final passes come before steps.
-    let mut done: VecDeque<String> = VecDeque::new();
+    // Sites whose final pass the site-passes thread has (no step may touch them meanwhile),
+    // and those of them the crawl was done with again since (more pages came).
+    let mut passing: HashSet<String> = HashSet::new();
+    let mut again: HashSet<String> = HashSet::new();
     let tick = t
         .recluster_interval
         .clamp(Duration::from_millis(50), IDLE_STEP_AFTER);
@@ -388,14 +467,8 @@ fn run(
     let mut gauge = CpuGauge::new();
     let finish = 'events: loop {
         // Wait for an event (or the tick), then take everything queued behind it, so a step is
-        // chosen with all news at hand and `Finish` is never stuck behind page events. Done
-        // sites waiting for their pass do not wait.
-        let wait = if done.is_empty() {
-            tick
-        } else {
-            Duration::ZERO
-        };
-        let mut msg = match rx.recv_timeout(wait) {
+        // chosen with all news at hand and `Finish` is never stuck behind page events.
+        let mut msg = match rx.recv_timeout(tick) {
             Ok(m) => Some(m),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break false,
@@ -413,35 +486,24 @@ fn run(
                 Msg::SiteDone(site) => {
                     // Its final pass cleans every page; no step need run before it.
                     pending.remove(&site);
-                    if !done.contains(&site) {
-                        done.push_back(site);
+                    states.remove(&site);
+                    if passing.insert(site.clone()) {
+                        let _ = passes.to.send(site);
+                    } else {
+                        again.insert(site);
+                    }
+                }
+                Msg::Passed { site, outcome } => {
+                    passing.remove(&site);
+                    passed(stats, &mut summary, &site, outcome);
+                    if again.remove(&site) {
+                        passing.insert(site.clone());
+                        let _ = passes.to.send(site);
                     }
                 }
                 Msg::Finish => break 'events true,
                 Msg::Stop => break 'events false,
             }
-        }
-        // A site the crawl is done with gets its final pass now (one a turn), so its text is
-        // final while the crawl goes on; the end-of-crawl pass skips it unless it changes again.
-        // No CPU budget: a pass is work the crawl needs done anyway (a step's text is
-        // provisional, a pass's is not), and at nice 10 fetching still gets the cores first.
-        if let Some(site) = done.pop_front() {
-            states.remove(&site);
-            match learner.needs_final(&site) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    tracing::error!(%site, "template learning: {e}");
-                    continue;
-                }
-            }
-            if let Some((took, result)) = final_pass(&learner, stats, &site) {
-                if result.is_ok() {
-                    stats.sites_final.fetch_add(1, Relaxed);
-                }
-                summary.passed(&site, took, result, true);
-            }
-            continue;
         }
         let idle = gauge.crawl_leaves_cpu();
         if Instant::now() < rested_at && !idle {
@@ -454,6 +516,7 @@ fn run(
             .filter(|(site, p)| {
                 let enough = store.site_counters(site).pages >= t.min_pages;
                 enough
+                    && !passing.contains(*site)
                     && (p.pages.len() as u64 >= t.recluster_pages
                         || p.since.elapsed() >= t.recluster_interval
                         || (idle && p.since.elapsed() >= IDLE_STEP_AFTER))
@@ -495,6 +558,16 @@ fn run(
             }
         }
     };
+    // Sites not passed yet are left to the end-of-crawl pass (or the next run); the pass in
+    // hand ends first, so no pass runs beside the end-of-crawl pass.
+    passes.stop.store(true, Relaxed);
+    drop(passes.to);
+    let _ = passes.join.join();
+    while let Ok(m) = rx.try_recv() {
+        if let Msg::Passed { site, outcome } = m {
+            passed(stats, &mut summary, &site, outcome);
+        }
+    }
     if finish {
         // Pending incremental work is superseded: the end-of-crawl pass (`Learner::finish`)
         // cleans every page of every changed site.
@@ -509,6 +582,21 @@ fn run(
         }
     }
     (summary, finish)
+}
+
+/// Count a done site's pass that the site-passes thread ran.
+fn passed(
+    stats: &CrawlStats,
+    summary: &mut LearnSummary,
+    site: &str,
+    outcome: Option<(Duration, Result<Step, LearnError>)>,
+) {
+    if let Some((took, result)) = outcome {
+        if result.is_ok() {
+            stats.sites_final.fetch_add(1, Relaxed);
+        }
+        summary.passed(site, took, result, true);
+    }
 }
 
 /// The end-of-crawl pass over every site changed since its last one, sites spread over the
