@@ -92,8 +92,9 @@ struct Args {
     /// How often a sample row is taken.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
     interval: Duration,
-    /// The text files on disk are counted at most this often (and scans take at most 5 % of a
-    /// core): the resolution of "text on disk at the last fetch".
+    /// The text files on disk are counted at most this often (and at least every 5 s; counts
+    /// spaced to take at most 5 % of a core in between): the resolution of "text on disk at
+    /// the last fetch".
     #[arg(long, value_parser = humantime::parse_duration, default_value = "1s")]
     text_every: Duration,
     /// Kill the crawler with SIGKILL once the server has answered this many pages, restart it
