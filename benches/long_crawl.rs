@@ -6,11 +6,15 @@
 //! tenth of the crawl, first vs last tenth, peak RSS, store and output bytes per page,
 //! end-of-crawl pass, wall) and, on the final store, `thresher status` and `thresher export`
 //! times. `--kill-at N` kills the crawler with SIGKILL at N pages and times its restart to the
-//! first new fetch. `--server-check` measures the universe server alone. See
-//! docs/benchmarks.md, "Long crawls".
+//! first new fetch. `--server-check` measures the universe server alone. A broad crawl:
+//! `--addresses` puts every origin at its own loopback address on one port and
+//! `--max-pages-per-host P` stops each site at P pages; the text files on disk are counted
+//! throughout, and at the last page request. See docs/benchmarks.md, "Long crawls" and "Broad
+//! crawls".
 //!
 //! cargo bench --bench long_crawl -- [--origins 200 --pages 5000 --page-kb 20 --kill-at N
-//!     --inline-clean on|off --interval 10s --dir DIR --keep-data --server-check]
+//!     --inline-clean on|off --interval 10s --dir DIR --keep-data --server-check
+//!     --addresses --max-pages-per-host P]
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -30,7 +34,12 @@ mod series;
 #[path = "long_crawl/server_check.rs"]
 mod server_check;
 
-use std::collections::BTreeSet;
+#[path = "long_crawl/texts.rs"]
+mod texts;
+
+#[path = "long_crawl/check.rs"]
+mod check;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
@@ -40,7 +49,8 @@ use clap::Parser;
 
 use child::Exit;
 use series::{mb, Sample, Timeline, TsvFile};
-use universe::serve::Counters;
+use texts::{Scans, TextCounter};
+use universe::serve::{Addressing, Counters};
 use universe::{Spec, Universe};
 
 #[derive(Debug, Parser)]
@@ -49,12 +59,21 @@ use universe::{Spec, Universe};
     about = "Crawl a procedural universe and record speed, memory and disk as the crawl grows."
 )]
 struct Args {
-    /// Origins (one site each, one port each).
+    /// Origins (one site each, one port each; with --addresses one loopback address each).
     #[arg(long, default_value_t = 200)]
     origins: usize,
     /// Pages per origin, all reachable from its home page.
     #[arg(long, default_value_t = 5000)]
     pages: usize,
+    /// Serve every origin on ONE port, each at a loopback address of its own
+    /// (`http://127.1.0.1:PORT/`, `http://127.1.0.2:PORT/`, …): many hosts, as a broad crawl
+    /// meets them, without a socket each.
+    #[arg(long)]
+    addresses: bool,
+    /// The crawl's page budget per host (`--set crawl.max_pages_per_host=P`): each site stops
+    /// at P pages, the rest of its URLs over budget. Default: 2 × --pages + 10 (every page).
+    #[arg(long)]
+    max_pages_per_host: Option<usize>,
     /// Average page size in KB (pages vary from 0.7× to 1.3×).
     #[arg(long, default_value_t = 20)]
     page_kb: usize,
@@ -73,6 +92,11 @@ struct Args {
     /// How often a sample row is taken.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
     interval: Duration,
+    /// The text files on disk are counted at most this often (and at least every 5 s; counts
+    /// spaced to take at most 5 % of a core in between): the resolution of "text on disk at
+    /// the last fetch".
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "1s")]
+    text_every: Duration,
     /// Kill the crawler with SIGKILL once the server has answered this many pages, restart it
     /// with the same command and time the restart to its first new page request.
     #[arg(long)]
@@ -106,9 +130,11 @@ struct Args {
     /// this long, and exit.
     #[arg(long, value_parser = humantime::parse_duration, num_args = 0..=1, default_missing_value = "10s")]
     server_check: Option<Duration>,
-    /// Check the run, for CI: the crawler ended well, every reachable page was fetched,
-    /// stored and cleaned, each site's text files match its index.tsv, the export has a line
-    /// per page, and (with --max-rss-mb) the peak RSS stayed under the bound. Exit 1 otherwise.
+    /// Check the run, for CI: the crawler ended well, every reachable page (within the
+    /// budget) was fetched, stored and cleaned, each site's text files match its index.tsv,
+    /// the export has a line per page, the crawler printed no line per site, and (with
+    /// --max-rss-mb) the peak RSS stayed under the bound. Without --kill-at, no page was
+    /// fetched twice. Exit 1 otherwise.
     #[arg(long)]
     check: bool,
     /// With --check: the largest peak RSS accepted, in MB.
@@ -145,6 +171,20 @@ fn main() -> ExitCode {
             eprintln!("long crawl bench: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Pages the crawl fetches from each site: all of them, or the budget.
+fn per_site(args: &Args) -> usize {
+    args.max_pages_per_host
+        .map_or(args.pages, |p| p.min(args.pages))
+}
+
+fn addressing(args: &Args) -> Addressing {
+    if args.addresses {
+        Addressing::Loopback
+    } else {
+        Addressing::Ports
     }
 }
 
@@ -200,7 +240,8 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     };
 
     let universe = Arc::new(Universe::new(spec(args)));
-    let (server, counters) = universe::serve::serve(universe.clone(), args.server_threads);
+    let (server, counters) =
+        universe::serve::serve_at(universe.clone(), args.server_threads, addressing(args));
     let seeds: Vec<String> = server.origins().iter().map(|o| o.url("/")).collect();
     let seeds_file = support::write_seeds(&paths.dir, &seeds);
     let mut config = support::bench_config(args.pages, Some(args.inline_clean == "on"));
@@ -226,13 +267,24 @@ fn run(args: &Args) -> Result<ExitCode, String> {
             .args(["--delay", "0ms"])
             // The learner's one-line summary (end-of-crawl pass time) even with --quiet.
             .env("THRESHER_LEARN_STATS", "1");
+        if let Some(p) = args.max_pages_per_host {
+            cmd.arg("--set")
+                .arg(format!("crawl.max_pages_per_host={p}"));
+        }
         cmd
     };
     eprintln!(
-        "long crawl: {} origins × {} pages, ~{} KB/page, inline clean {}, concurrency {}; files in {}",
+        "long crawl: {} origins × {} pages{}, ~{} KB/page, {}, inline clean {}, concurrency {}; \
+         files in {}",
         args.origins,
         args.pages,
+        args.max_pages_per_host
+            .map_or(String::new(), |p| format!(" (budget {p} per host)")),
         args.page_kb,
+        match addressing(args) {
+            Addressing::Ports => "a port per origin",
+            Addressing::Loopback => "one port, an address per origin",
+        },
         args.inline_clean,
         args.concurrency,
         paths.dir.display()
@@ -242,12 +294,15 @@ fn run(args: &Args) -> Result<ExitCode, String> {
 
     let server_cpu0 = procfs::threads_cpu_time("test-server");
     let started = Instant::now();
-    let watch = watch_crawl(args, &paths, &counters, &crawl_cmd, started)?;
+    let text_counter = TextCounter::start(paths.out.clone(), started, args.text_every);
+    let watch = watch_crawl(args, &paths, &counters, &crawl_cmd, started, &text_counter);
+    let scans = text_counter.finish();
+    let watch = watch?;
     let wall = started.elapsed();
     let server_cpu = procfs::threads_cpu_time("test-server") - server_cpu0;
 
     let summary = summarise(
-        args, &paths, &counters, &watch, &bin, wall, server_cpu, started,
+        args, &paths, &counters, &watch, &scans, &bin, wall, server_cpu, started,
     );
     // After the summary, so its counts are the first crawl's alone.
     if args.recrawl {
@@ -265,7 +320,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         serde_json::to_string(&summary).map_err(|e| e.to_string())?
     );
     let failures = if args.check {
-        check(args, &paths, &bin, &summary)
+        check::check(args, &paths, &bin, &counters, &summary)
     } else {
         Vec::new()
     };
@@ -392,6 +447,7 @@ fn watch_crawl(
     counters: &Counters,
     crawl_cmd: &impl Fn() -> Command,
     started: Instant,
+    texts: &TextCounter,
 ) -> Result<Watch, String> {
     let mut w = Watch::default();
     let mut tsv = TsvFile::create(&paths.dir.join("series.tsv")).map_err(|e| e.to_string())?;
@@ -423,7 +479,7 @@ fn watch_crawl(
         }
         if now >= next_sample || exited.is_some() {
             next_sample += args.interval;
-            let s = sample(t, run, pid, counters, paths, last_sample);
+            let s = sample(t, run, pid, counters, paths, last_sample, texts.latest());
             last_sample = (t, pages);
             eprintln!("{}", s.tsv());
             tsv.push(&s);
@@ -476,11 +532,15 @@ fn sample(
     counters: &Counters,
     paths: &Paths,
     (t_prev, pages_prev): (f64, u64),
+    texts: Option<u64>,
 ) -> Sample {
     let pages = counters.pages();
     let snapshot = read_snapshot(&paths.data);
+    // A running crawl's snapshot lists its busiest hosts only (`hosts_more` left out): then
+    // the sum of `cleaned` is partial, and the text files on disk stand in for it.
     let cleaned = snapshot
         .as_ref()
+        .filter(|r| r.hosts_more == 0)
         .map(|r| r.hosts.iter().map(|h| h.cleaned).sum::<u64>());
     let quiet = counters
         .last_page_at()
@@ -497,9 +557,10 @@ fn sample(
         stored: snapshot.as_ref().map(|r| r.pages),
         queued: snapshot.as_ref().map(|r| r.queued),
         cleaned,
+        texts,
         backlog: snapshot
             .as_ref()
-            .zip(cleaned)
+            .zip(cleaned.or(texts))
             .map(|(r, c)| r.pages.saturating_sub(c)),
         load1: series::load1(),
         phase: if quiet && pages > 0 { "final" } else { "crawl" },
@@ -510,90 +571,6 @@ fn sample(
 fn read_snapshot(data: &Path) -> Option<thresher::status::StatusReport> {
     let text = std::fs::read_to_string(data.join(thresher::status::SNAPSHOT)).ok()?;
     serde_json::from_str(&text).ok()
-}
-
-/// What `--check` finds wrong with a finished run (empty: nothing).
-fn check(args: &Args, paths: &Paths, bin: &Path, s: &Summary) -> Vec<String> {
-    let mut bad = Vec::new();
-    let reachable = (args.origins * args.pages) as u64;
-    if s.crawler_exit.last().is_none_or(|e| e != "exit code 0") {
-        bad.push(format!("the crawler ended with {:?}", s.crawler_exit));
-    }
-    if s.unique_pages != reachable {
-        bad.push(format!(
-            "{} unique pages fetched of {reachable} reachable",
-            s.unique_pages
-        ));
-    }
-    let report = Command::new(bin)
-        .args(["status", "--json", "--data"])
-        .arg(&paths.data)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| serde_json::from_slice::<thresher::status::StatusReport>(&o.stdout).ok());
-    match report {
-        None => bad.push("`thresher status --json` failed on the final store".into()),
-        Some(r) => {
-            let cleaned: u64 = r.hosts.iter().map(|h| h.cleaned).sum();
-            if r.pages != reachable || cleaned != reachable || r.queued != 0 {
-                bad.push(format!(
-                    "status: {} pages stored, {cleaned} cleaned, {} queued; want {reachable}, \
-                     {reachable}, 0",
-                    r.pages, r.queued
-                ));
-            }
-        }
-    }
-    let mut texts = 0u64;
-    for site in std::fs::read_dir(&paths.out)
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let dir = site.path();
-        let stems: BTreeSet<String> = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|f| f.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .filter_map(|p| Some(p.file_stem()?.to_string_lossy().into_owned()))
-            .collect();
-        // index.tsv: a header line, then page id TAB URL per text file.
-        let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap_or_default();
-        let rows: BTreeSet<String> = index
-            .lines()
-            .skip(1)
-            .filter_map(|l| Some(l.split_once('\t')?.0.to_string()))
-            .collect();
-        if rows != stems || index.lines().count() != stems.len() + 1 {
-            bad.push(format!(
-                "{}: {} text files, index.tsv lists {} ({} lines)",
-                dir.display(),
-                stems.len(),
-                rows.len(),
-                index.lines().count()
-            ));
-        }
-        texts += stems.len() as u64;
-    }
-    if texts != reachable {
-        bad.push(format!("{texts} text files written of {reachable} pages"));
-    }
-    if !args.no_export && s.export_lines != Some(reachable) {
-        bad.push(format!(
-            "export: {:?} lines for {reachable} pages",
-            s.export_lines
-        ));
-    }
-    if let Some(max) = args.max_rss_mb.filter(|&m| s.peak_rss_mb > m) {
-        bad.push(format!(
-            "peak RSS {:.0} MB over --max-rss-mb {max:.0}",
-            s.peak_rss_mb
-        ));
-    }
-    bad
 }
 
 /// Run `thresher ARGS…` to its end; its wall time (`None`: it failed, its output is in `log`).
@@ -620,6 +597,10 @@ fn learner_final_pass(log: &str) -> Option<f64> {
 struct Summary {
     origins: usize,
     pages_per_origin: usize,
+    /// `crawl.max_pages_per_host` when set by --max-pages-per-host.
+    max_pages_per_host: Option<usize>,
+    /// `ports` (127.0.0.1, a port per origin) or `loopback` (one port, an address per origin).
+    addressing: String,
     page_kb: usize,
     inline_clean: String,
     concurrency: usize,
@@ -629,6 +610,8 @@ struct Summary {
     pages_served: u64,
     unique_pages: u64,
     reachable_pages: usize,
+    /// Pages the crawl should fetch: every page, or each site's budget.
+    expected_pages: u64,
     duplicate_fetches: u64,
     bytes_served: u64,
     robots_and_sitemap_requests: u64,
@@ -653,6 +636,18 @@ struct Summary {
     out_bytes_per_page: Option<f64>,
     /// From the last page request to the crawler's exit.
     end_of_crawl_pass_s: Option<f64>,
+    /// The last page request, in seconds from the start.
+    last_fetch_s: Option<f64>,
+    /// Text files on disk at the last page request (the last count that ended by then, at
+    /// most `text_scan_gap_max_s` old), and their share of the pages fetched.
+    texts_at_last_fetch: Option<u64>,
+    text_share_at_last_fetch: Option<f64>,
+    /// The text-file counts over time: (seconds, files), one per scan.
+    texts_over_time: Vec<(f64, u64)>,
+    text_scan_ms_mean: Option<f64>,
+    text_scan_gap_max_s: Option<f64>,
+    /// Lines the crawler printed (with --quiet; both runs with --kill-at).
+    crawler_log_lines: usize,
     /// The learner's own end-of-crawl pass figure (its summary line): time summed over the
     /// sites, which run on parallel threads, so above the wall time on 2 cores.
     learner_final_pass_s: Option<f64>,
@@ -682,6 +677,7 @@ fn summarise(
     paths: &Paths,
     counters: &Counters,
     w: &Watch,
+    scans: &Scans,
     bin: &Path,
     wall: Duration,
     server_cpu: Duration,
@@ -731,9 +727,15 @@ fn summarise(
         (s, size, lines)
     });
     let per_page = |b: u64| (unique > 0).then(|| b as f64 / unique as f64);
+    let last_fetch_s = counters
+        .last_page_at()
+        .map(|at| at.saturating_duration_since(started).as_secs_f64());
+    let texts_at_last_fetch = last_fetch_s.and_then(|t| scans.at(t));
     Summary {
         origins: args.origins,
         pages_per_origin: args.pages,
+        max_pages_per_host: args.max_pages_per_host,
+        addressing: format!("{:?}", addressing(args)).to_lowercase(),
         page_kb: args.page_kb,
         inline_clean: args.inline_clean.clone(),
         concurrency: args.concurrency,
@@ -743,6 +745,7 @@ fn summarise(
         pages_served: pages,
         unique_pages: unique,
         reachable_pages: args.origins * args.pages,
+        expected_pages: (args.origins * per_site(args)) as u64,
         duplicate_fetches: pages - unique,
         bytes_served: counters.bytes.load(Relaxed),
         robots_and_sitemap_requests: counters.meta.load(Relaxed),
@@ -765,6 +768,15 @@ fn summarise(
         end_of_crawl_pass_s: counters
             .last_page_at()
             .map(|at| (started + wall).saturating_duration_since(at).as_secs_f64()),
+        last_fetch_s,
+        texts_at_last_fetch,
+        text_share_at_last_fetch: texts_at_last_fetch
+            .filter(|_| unique > 0)
+            .map(|n| n as f64 / unique as f64),
+        texts_over_time: scans.0.iter().map(|s| (s.ended_s, s.files)).collect(),
+        text_scan_ms_mean: scans.mean_ms(),
+        text_scan_gap_max_s: scans.max_gap_s(),
+        crawler_log_lines: log.lines().count(),
         learner_final_pass_s: learner_final_pass(&log),
         learner_backlog_max: w.samples.iter().filter_map(|s| s.backlog).max(),
         killed_at: w.killed_at,
@@ -801,8 +813,14 @@ fn count_lines(path: &Path) -> u64 {
 fn print_summary(s: &Summary) {
     let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     println!(
-        "long crawl ({} origins × {} pages, ~{} KB/page, inline clean {})",
-        s.origins, s.pages_per_origin, s.page_kb, s.inline_clean
+        "long crawl ({} origins × {} pages{}, ~{} KB/page, {} addressing, inline clean {})",
+        s.origins,
+        s.pages_per_origin,
+        s.max_pages_per_host
+            .map_or(String::new(), |p| format!(", budget {p} per host")),
+        s.page_kb,
+        s.addressing,
+        s.inline_clean
     );
     println!(
         "  pages served        {} ({} unique of {} reachable, {} duplicate fetches)",
@@ -840,6 +858,17 @@ fn print_summary(s: &Summary) {
         f(s.learner_final_pass_s)
     );
     println!("  learner backlog max {:?}", s.learner_backlog_max);
+    println!(
+        "  text at last fetch  {} files, {} of the pages (last fetch at {} s; counts every \
+         {} s or less, {} ms a count)",
+        s.texts_at_last_fetch.map_or("-".into(), |n| n.to_string()),
+        s.text_share_at_last_fetch
+            .map_or("-".into(), |v| format!("{:.1} %", v * 100.0)),
+        f(s.last_fetch_s),
+        f(s.text_scan_gap_max_s),
+        f(s.text_scan_ms_mean)
+    );
+    println!("  crawler output      {} lines", s.crawler_log_lines);
     if let Some((t, pages)) = s.killed_at {
         println!(
             "  kill -9 at          {pages} pages (t = {t:.1} s); restart to first new fetch {} s",

@@ -254,3 +254,51 @@ async fn the_server_serves_pages_robots_sitemaps_and_404s_and_counts_them() {
     assert!(server.origin(1).log().is_empty());
     assert_eq!(server.origin(1).total_hits(), 6);
 }
+
+#[test]
+fn loopback_addresses_skip_the_network_and_broadcast_bytes() {
+    let ip = |i| serve::loopback_ip(i).to_string();
+    assert_eq!(ip(0), "127.1.0.1");
+    assert_eq!(ip(253), "127.1.0.254");
+    assert_eq!(ip(254), "127.1.1.1");
+    assert_eq!(ip(254 * 256), "127.2.0.1");
+    let distinct: BTreeSet<_> = (0..100_000).map(serve::loopback_ip).collect();
+    assert_eq!(distinct.len(), 100_000);
+}
+
+#[tokio::test]
+async fn origins_on_loopback_addresses_share_one_port_and_each_serves_its_own_site() {
+    let u = std::sync::Arc::new(small(3, 50));
+    let (server, counters) = serve::serve_at(u.clone(), 1, serve::Addressing::Loopback);
+    let port = server.origin(0).port();
+    assert!(server.origins().iter().all(|o| o.port() == port));
+    let client = crate::support::client();
+    for (i, origin) in server.origins().iter().enumerate() {
+        let base = origin.base();
+        assert_eq!(base, format!("http://{}:{port}", serve::loopback_ip(i)));
+        let path = u.path(i, 7);
+        let r = client.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(r.text().await.unwrap(), u.page(i, &path).unwrap());
+        let robots = client
+            .get(format!("{base}/robots.txt"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(robots.text().await.unwrap(), u.robots(&base));
+    }
+    // Site 1's page is not site 0's: each address is its own site.
+    assert_ne!(u.page(0, &u.path(0, 7)), u.page(1, &u.path(1, 7)));
+    // An address on the port where no origin is: the connection is closed unanswered.
+    let stray = format!("http://{}:{port}/", serve::loopback_ip(3));
+    assert!(client.get(stray).send().await.is_err());
+    assert_eq!(counters.pages(), 3);
+    assert_eq!(
+        counters.unique.load(std::sync::atomic::Ordering::Relaxed),
+        3
+    );
+    for i in 0..3 {
+        assert_eq!(counters.origin_unique(i), 1);
+        assert_eq!(server.origin(i).total_hits(), 2);
+    }
+}

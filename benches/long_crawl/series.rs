@@ -27,10 +27,13 @@ pub struct Sample {
     /// The data directory on disk (allocated blocks, as du counts).
     pub store_mb: f64,
     /// From the crawl's status snapshot (`DATA/status.json`, written every 5 s): pages stored,
-    /// URLs queued, pages with cleaned text, and the learner's backlog (stored − cleaned).
+    /// URLs queued, pages with cleaned text (`None` when the snapshot lists only the busiest
+    /// hosts), and the learner's backlog (stored − cleaned, or stored − text files then).
     pub stored: Option<u64>,
     pub queued: Option<u64>,
     pub cleaned: Option<u64>,
+    /// Cleaned text files on disk in the output directory (the latest count).
+    pub texts: Option<u64>,
     pub backlog: Option<u64>,
     /// The machine's 1-minute load average (/proc/loadavg): how shared the 2 cores were.
     pub load1: f64,
@@ -41,12 +44,13 @@ pub struct Sample {
 
 impl Sample {
     pub const HEADER: &'static str = "t_s\trun\tpages\tpages_per_s\tunique\trss_mb\thwm_mb\t\
-                                      store_mb\tstored\tqueued\tcleaned\tbacklog\tload1\tphase";
+                                      store_mb\tstored\tqueued\tcleaned\ttexts\tbacklog\tload1\t\
+                                      phase";
 
     pub fn tsv(&self) -> String {
         let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         format!(
-            "{:.1}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{:.2}\t{}",
+            "{:.1}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{:.2}\t{}",
             self.t_s,
             self.run,
             self.pages,
@@ -58,6 +62,7 @@ impl Sample {
             opt(self.stored),
             opt(self.queued),
             opt(self.cleaned),
+            opt(self.texts),
             opt(self.backlog),
             self.load1,
             self.phase

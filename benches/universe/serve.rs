@@ -1,4 +1,5 @@
-//! The procedural universe on a `TestServer`: one origin (port) per site, each answering every
+//! The procedural universe on a `TestServer`: one origin per site (a port each on 127.0.0.1, or
+//! one port across loopback addresses: `Addressing`), each answering every
 //! target from `Universe` at request time (pages, robots.txt, sitemap index and chunks, 404s),
 //! with the server's per-request log off and `Counters` instead: pages served, distinct pages
 //! (a bitset, one bit per page), bytes, other requests, and the time of the last page request
@@ -114,7 +115,7 @@ impl Counters {
     }
 
     /// Distinct pages origin `i` has served.
-    #[allow(dead_code)] // used by the cluster takeover benchmark only
+    #[allow(dead_code)] // not every benchmark including this module uses it
     pub fn origin_unique(&self, i: usize) -> u64 {
         self.origin_unique[i].load(Relaxed)
     }
@@ -128,10 +129,40 @@ impl Counters {
     }
 }
 
+/// Where the universe's origins listen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Addressing {
+    /// 127.0.0.1, a port per origin (`http://127.0.0.1:PORT/`).
+    Ports,
+    /// One port, an address per origin across 127.0.0.0/8 (`http://127.1.0.1:PORT/`, …: see
+    /// [`loopback_ip`]), so every origin is a host of its own, as in a broad crawl.
+    Loopback,
+}
+
+/// The loopback address of origin `i` with [`Addressing::Loopback`]: 127.1.0.1, 127.1.0.2, …,
+/// 127.1.0.254, 127.1.1.1, … (no .0 or .255 in the last byte), 16,510,464 addresses in all.
+pub fn loopback_ip(i: usize) -> std::net::IpAddr {
+    const PER_B: usize = 254;
+    let c = 1 + i % PER_B;
+    let b = (i / PER_B) % 256;
+    let a = 1 + i / (PER_B * 256);
+    assert!(a <= 255, "origin {i} beyond 127.0.0.0/8");
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, a as u8, b as u8, c as u8))
+}
+
 /// Serve `universe` on a server of its own (a runtime with `threads` workers): origin `i` of
 /// the server is site `i` of the universe.
 pub fn serve(universe: Arc<Universe>, threads: usize) -> (TestServer, Arc<Counters>) {
-    serve_with_latency(universe, threads, Duration::ZERO)
+    serve_at(universe, threads, Addressing::Ports)
+}
+
+/// [`serve`] with the origins at `addressing`.
+pub fn serve_at(
+    universe: Arc<Universe>,
+    threads: usize,
+    addressing: Addressing,
+) -> (TestServer, Arc<Counters>) {
+    serve_with(universe, threads, Duration::ZERO, addressing)
 }
 
 /// [`serve`], each reply held back `latency` before its status line (a latency-bound universe:
@@ -142,8 +173,25 @@ pub fn serve_with_latency(
     threads: usize,
     latency: Duration,
 ) -> (TestServer, Arc<Counters>) {
+    serve_with(universe, threads, latency, Addressing::Ports)
+}
+
+fn serve_with(
+    universe: Arc<Universe>,
+    threads: usize,
+    latency: Duration,
+    addressing: Addressing,
+) -> (TestServer, Arc<Counters>) {
     let spec = universe.spec().clone();
-    let server = TestServer::background(spec.origins, threads);
+    let server = match addressing {
+        Addressing::Ports => TestServer::background(spec.origins, threads),
+        Addressing::Loopback => {
+            let mut server = TestServer::background(0, threads);
+            let ips: Vec<_> = (0..spec.origins).map(loopback_ip).collect();
+            server.add_origins_on_one_port(&ips);
+            server
+        }
+    };
     let counters = Arc::new(Counters::new(spec.origins, spec.pages));
     for (i, origin) in server.origins().iter().enumerate() {
         origin.set_logging(false);

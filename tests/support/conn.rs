@@ -2,9 +2,11 @@
 //! log the hit, wait, then stream the reply through `ServedBody`, which keeps the request counted
 //! as in flight until its last frame and can end a connection with a TCP reset.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
 
 use super::endpoint::{Body, Endpoint, Reply};
 use super::server::OriginInner;
@@ -27,19 +30,40 @@ use super::server::OriginInner;
 /// How long a resetting body waits after its prefix so hyper flushes it before the reset.
 const RESET_FLUSH: Duration = Duration::from_millis(30);
 
-pub(super) async fn accept_loop(listener: TcpListener, origin: Arc<OriginInner>) {
-    let token = origin.shared.token.clone();
+/// Who a listener serves: one origin, or (one port shared by many loopback addresses) the
+/// origin of the address each connection was made to.
+pub(super) enum Listening {
+    One(Arc<OriginInner>),
+    ByAddress(HashMap<IpAddr, Arc<OriginInner>>),
+}
+
+impl Listening {
+    /// The origin a connection from `peer` to `local` reaches; `None`: close it (an address
+    /// no origin is at, or a peer outside loopback reaching a wildcard listener).
+    fn origin(&self, peer: SocketAddr, local: io::Result<SocketAddr>) -> Option<&Arc<OriginInner>> {
+        match self {
+            Listening::One(origin) => Some(origin),
+            Listening::ByAddress(map) if peer.ip().is_loopback() => map.get(&local.ok()?.ip()),
+            Listening::ByAddress(_) => None,
+        }
+    }
+}
+
+pub(super) async fn accept_loop(listener: TcpListener, token: CancellationToken, to: Listening) {
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = token.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 // EMFILE and friends: back off instead of spinning.
                 Err(_) => {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
             },
+        };
+        let Some(origin) = to.origin(peer, stream.local_addr()) else {
+            continue;
         };
         let conn_id = origin.new_connection();
         let origin = origin.clone();

@@ -1,5 +1,6 @@
 //! `TestServer`: origins on 127.0.0.1:0 (one port = one origin; `start_on` binds other loopback
-//! addresses such as 127.0.0.2 for a second *host*), each serving a `Site` and logging every
+//! addresses such as 127.0.0.2 for a second *host*; `add_origins_on_one_port` puts many hosts at
+//! loopback addresses on one shared port), each serving a `Site` and logging every
 //! request server-side: arrival time (tokio `Instant`, so paused time applies, and wall clock),
 //! method, target, Host, User-Agent, status, connection. From the log: counts per target, gaps
 //! between request starts, peak in-flight requests and connections. `Origin::set_logging(false)`
@@ -19,7 +20,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::conn::{accept_loop, InFlight};
+use super::conn::{accept_loop, InFlight, Listening};
 use super::endpoint::{Endpoint, Site};
 
 /// One request as the server saw it.
@@ -471,11 +472,56 @@ impl TestServer {
         let ip: IpAddr = ip.parse().expect("an IP address");
         let std_listener =
             std::net::TcpListener::bind((ip, 0)).expect("bind a test origin on a free port");
+        let addr = std_listener.local_addr().expect("listener address");
+        let inner = self.new_origin(addr);
+        self.listen(std_listener, Listening::One(inner.clone()));
+        let origin = Origin { inner };
+        self.origins.push(origin.clone());
+        origin
+    }
+
+    /// Start an origin at each of `ips` (loopback addresses, e.g. 127.1.0.1, 127.1.0.2, …),
+    /// all on ONE port chosen by the OS: a single listener on 0.0.0.0 hands each connection to
+    /// the origin at the address it was made to, and closes connections from outside loopback.
+    /// Many hosts without a socket each (on Linux all of 127.0.0.0/8 is local; binding each
+    /// address would take a descriptor per origin). Returns the new origins, in `ips` order.
+    pub fn add_origins_on_one_port(&mut self, ips: &[IpAddr]) -> Vec<Origin> {
+        assert!(
+            ips.iter().all(IpAddr::is_loopback),
+            "origins on one port must be at loopback addresses"
+        );
+        let std_listener = std::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, 0))
+            .expect("bind the shared port");
+        let port = std_listener.local_addr().expect("listener address").port();
+        let origins: Vec<Origin> = ips
+            .iter()
+            .map(|&ip| Origin {
+                inner: self.new_origin(SocketAddr::new(ip, port)),
+            })
+            .collect();
+        let by_address = origins
+            .iter()
+            .map(|o| (o.addr().ip(), o.inner.clone()))
+            .collect();
+        self.listen(std_listener, Listening::ByAddress(by_address));
+        self.origins.extend(origins.iter().cloned());
+        origins
+    }
+
+    /// Serve `std_listener`'s connections on the server's runtime.
+    fn listen(&self, std_listener: std::net::TcpListener, to: Listening) {
         std_listener
             .set_nonblocking(true)
             .expect("non-blocking listener");
-        let addr = std_listener.local_addr().expect("listener address");
-        let inner = Arc::new(OriginInner {
+        let _enter = self.handle.enter();
+        let listener =
+            tokio::net::TcpListener::from_std(std_listener).expect("register the listener");
+        self.handle
+            .spawn(accept_loop(listener, self.shared.token.clone(), to));
+    }
+
+    fn new_origin(&self, addr: SocketAddr) -> Arc<OriginInner> {
+        Arc::new(OriginInner {
             addr,
             shared: self.shared.clone(),
             routes: RwLock::new(Routes::default()),
@@ -488,14 +534,7 @@ impl TestServer {
             max_in_flight: AtomicUsize::new(0),
             connections: AtomicU64::new(0),
             bytes_served: AtomicU64::new(0),
-        });
-        let _enter = self.handle.enter();
-        let listener =
-            tokio::net::TcpListener::from_std(std_listener).expect("register the listener");
-        self.handle.spawn(accept_loop(listener, inner.clone()));
-        let origin = Origin { inner };
-        self.origins.push(origin.clone());
-        origin
+        })
     }
 
     pub fn origin(&self, i: usize) -> &Origin {
