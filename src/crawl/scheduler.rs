@@ -1646,8 +1646,10 @@ impl Scheduler {
             .iter()
             .all(|id| self.origins.get(id).is_none_or(|o| o.told_done));
         if !finished || told {
+            tracing::trace!(site, finished, told, "site not done");
             return;
         }
+        tracing::debug!(site, "the crawl is done with the site");
         for id in ids {
             if let Some(o) = self.origins.get_mut(id) {
                 o.told_done = true;
