@@ -19,7 +19,8 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The text a CommonMark reader renders from `markdown` (text, code and math; not alt text).
+/// The text a CommonMark reader renders from `markdown` (text, code and math; not alt text),
+/// a space at each block's end.
 fn rendered(markdown: &str) -> String {
     let mut out = String::new();
     let mut in_image = 0;
@@ -30,9 +31,12 @@ fn rendered(markdown: &str) -> String {
             Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t)
                 if in_image == 0 =>
             {
-                out.push_str(&t);
-                out.push(' ');
+                out.push_str(&t)
             }
+            // Inline markup ends inside a word (`*over*charged`); blocks and cells end words.
+            Event::End(
+                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link,
+            ) => {}
             Event::SoftBreak | Event::HardBreak | Event::End(_) => out.push(' '),
             _ => {}
         }

@@ -843,7 +843,7 @@ mod tests {
     fn markdown_escapes_what_would_be_markup() {
         assert_eq!(
             md("<p># not a heading *or* [link]</p>"),
-            "\\# not a heading \\*or\\* \\[link\\]\n"
+            "\\# not a heading \\*or\\* [link]\n"
         );
         assert_eq!(md("<p>1. not a list</p>"), "1\\. not a list\n");
         assert_eq!(md("<p><code>a`b</code></p>"), "``a`b``\n");
