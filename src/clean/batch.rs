@@ -178,7 +178,10 @@ fn parse_page(
             }
         },
     };
-    let parsed = parse_bytes(&bytes, content_type);
+    let mut parsed = parse_bytes(&bytes, content_type);
+    if let Some(url) = &page.url {
+        parsed.locate(url);
+    }
     if crawled.is_some_and(|tag| parsed.robots.with_header(Some(tag)).noindex) {
         // The crawl stores no noindex page: not a page of the site (and not a problem).
         reporter.observer.page_done();

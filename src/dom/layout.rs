@@ -5,9 +5,9 @@
 //! share, so a decision per line is a decision per rendered block in either format.
 //!
 //! Lines start and end at block elements (`text::is_block`), except inside an *atomic* element —
-//! a heading, a `<pre>`, a data table's row — which is one line whatever it holds. A table is a
-//! data table unless it is a page's layout grid: it holds another table or a `<pre>`, says
-//! `role="presentation"`, or has a cell of more than `LAYOUT_CELL_WORDS` words.
+//! a heading, a `<pre>`, a data table's row — which is one line whatever it holds. A row of two
+//! or more cells is a data row unless its table is a layout grid (`role="presentation"`) or the
+//! row is a page's columns or holds code (`layout_tables`).
 //!
 //! Images are no text: each `<img>` is attached to the line it sits in, or stands between two
 //! lines (`Image::line` is `NONE`, `Image::next` the line after it).
@@ -97,11 +97,21 @@ pub fn heading_level(tag: &str) -> Option<u8> {
     }
 }
 
-/// Per node: the `table` elements that are layout grids (`true`), not data tables.
+/// Table structure that `LAYOUT_CELL_BLOCKS` does not count: a nested table's rows count, its
+/// cells and row groups do not.
+fn table_part(tag: &str) -> bool {
+    matches!(tag, "table" | "thead" | "tbody" | "tfoot" | "td" | "th")
+}
+
+/// Per node: the tables that are layout grids (`role="presentation"`) and the rows that are
+/// not data (`true`): a row with a cell of more than `LAYOUT_CELL_WORDS` words or
+/// `LAYOUT_CELL_BLOCKS` blocks (a column of a page, not a value), or holding a `<pre>` (code
+/// keeps its lines). The other rows of such a table are data: a header row over code examples,
+/// a member's signature beside its labels (a small table inside a cell joins its row's line).
 pub fn layout_tables(dom: &Dom) -> Vec<bool> {
     let n = dom.nodes.len();
-    // Bottom-up: whether a subtree holds a table or a pre, and its words.
-    let mut nested = vec![false; n];
+    // Bottom-up: whether a subtree holds a pre, its words and its blocks.
+    let mut code = vec![false; n];
     let mut words = vec![0usize; n];
     let mut blocks = vec![0usize; n];
     let mut grid = vec![false; n];
@@ -113,37 +123,37 @@ pub fn layout_tables(dom: &Dom) -> Vec<bool> {
             }
             NodeKind::Element(e) => match &*e.tag {
                 "table" => {
-                    grid[i] |= nested[i]
-                        || e.role
-                            .as_deref()
-                            .is_some_and(|r| r.eq_ignore_ascii_case("presentation"));
+                    grid[i] |= e
+                        .role
+                        .as_deref()
+                        .is_some_and(|r| r.eq_ignore_ascii_case("presentation"));
                 }
                 "td" | "th" if words[i] > LAYOUT_CELL_WORDS || blocks[i] > LAYOUT_CELL_BLOCKS => {
-                    // The cell's table: its nearest table ancestor.
-                    if let Some(t) = dom.ancestors(i).find(|&a| dom.tag(a) == Some("table")) {
-                        grid[t] = true;
-                    }
+                    grid[node.parent as usize] = true;
                 }
+                "tr" if code[i] => grid[i] = true,
                 _ => {}
             },
             NodeKind::Document => {}
         }
         let parent = node.parent as usize;
-        let below = nested[i] || matches!(dom.tag(i), Some("table" | "pre"));
-        nested[parent] |= below;
+        code[parent] |= code[i] || dom.tag(i) == Some("pre");
         words[parent] += words[i];
-        blocks[parent] += blocks[i] + usize::from(dom.tag(i).is_some_and(is_block));
+        blocks[parent] +=
+            blocks[i] + usize::from(dom.tag(i).is_some_and(|t| is_block(t) && !table_part(t)));
     }
     grid
 }
 
-/// A `tr` of a data table with at least two cells: one line (a row of one cell is a box like
-/// any other).
+/// A data row: a `tr` with at least two cells, not marked by `layout_tables`, in a table that
+/// is no layout grid (a row of one cell is a box like any other).
 fn is_data_row(dom: &Dom, i: usize, grid: &[bool]) -> bool {
-    dom.children(i)
-        .filter(|&c| matches!(dom.tag(c), Some("td" | "th")))
-        .nth(1)
-        .is_some()
+    !grid[i]
+        && dom
+            .children(i)
+            .filter(|&c| matches!(dom.tag(c), Some("td" | "th")))
+            .nth(1)
+            .is_some()
         && dom
             .ancestors(i)
             .find(|&a| dom.tag(a) == Some("table"))
@@ -322,8 +332,30 @@ mod tests {
         assert_eq!(k.len(), 3, "{k:?}");
         assert!(k.iter().all(|(kind, _)| *kind == Kind::Text));
         let nested = kinds("<table><tr><td>x</td><td><table><tr><td>a</td><td>b</td></tr></table></td></tr></table>");
-        assert_eq!(nested[0], (Kind::Text, "x".to_string()));
-        assert_eq!(nested[1], (Kind::Row, "a+b".to_string()));
+        assert_eq!(nested, vec![(Kind::Row, "x+a+b".to_string())]);
+    }
+
+    #[test]
+    fn a_row_of_code_or_columns_is_not_data_but_its_neighbours_are() {
+        // Regression: one cell of code examples (or of a page's column) made the whole table a
+        // layout grid, so its header row "Example: | Output:" came out one cell per line.
+        let k = kinds(
+            "<table><tr><th>Example:</th><th>Output:</th></tr>\
+             <tr><td><pre>a = 1\nprint(a)</pre></td><td><pre>1</pre></td></tr></table>",
+        );
+        assert_eq!(k[0], (Kind::Row, "Example:+Output:".to_string()));
+        assert_eq!(k[1], (Kind::Code, "a = 1\nprint(a)".to_string()));
+        let long = "word ".repeat(LAYOUT_CELL_WORDS + 1);
+        let k = kinds(&format!(
+            "<table><tr><th>a</th><th>b</th></tr><tr><td>menu</td><td>{long}</td></tr></table>"
+        ));
+        assert_eq!(k[0], (Kind::Row, "a+b".to_string()));
+        assert_eq!(k[1].0, Kind::Text);
+        let k = kinds("<table role=presentation><tr><td>a</td><td>b</td></tr></table>");
+        assert_eq!(
+            k,
+            vec![(Kind::Text, "a".to_string()), (Kind::Text, "b".to_string())]
+        );
     }
 
     #[test]

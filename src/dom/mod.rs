@@ -9,6 +9,7 @@
 //! layer: it imports no other thresher module (docs/design.md, "Layers").
 
 pub mod charset;
+pub mod escape;
 pub mod layout;
 pub mod links;
 pub mod meta;

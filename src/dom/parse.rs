@@ -67,6 +67,19 @@ pub struct Parsed {
     og_url: Option<String>,
 }
 
+impl Parsed {
+    /// Record where the page was fetched from (`url`, its final URL) as `Dom::address`, with the
+    /// page's `<base href>` resolved against it: the base of the Markdown's links for a page
+    /// that states no address of its own.
+    pub fn locate(&mut self, url: &str) {
+        let Ok(at) = url::Url::parse(url) else {
+            return;
+        };
+        let base = self.base_href.as_deref().and_then(|b| at.join(b).ok());
+        self.dom.address = Some(String::from(base.unwrap_or(at)));
+    }
+}
+
 /// Nesting depth beyond which the rest of a document is dropped. html5ever's scope checks walk
 /// the stack of open elements, so deep `<div>` nesting costs O(depth²) (100k levels: two
 /// minutes); browsers cap DOM depth in the same way (Blink: 512).
@@ -131,6 +144,7 @@ pub fn parse_html_releasing(html: &str, release: &dyn Fn()) -> Parsed {
         dom: Dom {
             nodes: Vec::with_capacity(html.len() / 40 + 16),
             info: PageInfo::default(),
+            address: None,
         },
         links: Links::default(),
         base_href: None,

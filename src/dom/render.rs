@@ -12,6 +12,7 @@ use std::collections::HashSet;
 
 use url::Url;
 
+use super::escape::{escape_line_start, fence_for, Escapes};
 use super::layout::{Kind, Layout, Line, NONE};
 use super::tree::{flags, is_block, Dom, NodeKind};
 
@@ -29,9 +30,15 @@ pub struct Markdown {
 
 impl Markdown {
     /// Links and images on, against the page's own address (`PageInfo::url`: its canonical or
-    /// `og:url`), when it states one.
+    /// `og:url`, resolved against where it was fetched) when it states one, else against where
+    /// it was fetched (`Dom::address`), when that is known.
     pub fn for_page(dom: &Dom) -> Markdown {
-        Markdown::with_base(dom.info.url.as_deref().and_then(|u| Url::parse(u).ok()))
+        let fetched = dom.address.as_deref().and_then(|u| Url::parse(u).ok());
+        let stated = dom.info.url.as_deref().and_then(|u| match &fetched {
+            Some(f) => f.join(u).ok(),
+            None => Url::parse(u).ok(),
+        });
+        Markdown::with_base(stated.or(fetched))
     }
 
     /// Links and images on, against `base`.
@@ -65,15 +72,33 @@ pub fn text_of(dom: &Dom) -> String {
     plain(dom, &Layout::new(dom), &|_| true)
 }
 
-/// Whether a block boundary lies between nodes `a < b` of one line: a block element (or a
-/// `<br>`) that starts after `a` or ends before `b` (inside an atomic line: a heading's inner
+/// The block elements (and `<br>`s) between nodes `a < b` of one line: those that start after
+/// `a`, and those around `a` that end before `b` (inside an atomic line: a heading's inner
 /// boxes, a table cell's paragraphs and line breaks).
+fn crossed(dom: &Dom, a: usize, b: usize) -> impl Iterator<Item = usize> + '_ {
+    (a + 1..b)
+        .filter(|&i| dom.tag(i).is_some_and(is_block))
+        .chain(
+            dom.ancestors(a)
+                .take_while(move |&p| (dom.nodes[p].end as usize) <= b)
+                .filter(|&p| dom.tag(p).is_some_and(is_block)),
+        )
+}
+
+/// Whether a block boundary lies between nodes `a < b` of one line.
 fn broken(dom: &Dom, a: usize, b: usize) -> bool {
-    (a + 1..b).any(|i| dom.tag(i).is_some_and(is_block))
-        || dom
-            .ancestors(a)
-            .take_while(|&p| (dom.nodes[p].end as usize) <= b)
-            .any(|p| dom.tag(p).is_some_and(is_block))
+    crossed(dom, a, b).next().is_some()
+}
+
+/// Whether what lies between nodes `a < b` of a row is a line break of a cell's own (a `<br>`,
+/// a paragraph), not just the cells and rows of a small table inside the cell.
+fn cell_break(dom: &Dom, a: usize, b: usize) -> bool {
+    crossed(dom, a, b).any(|i| {
+        !matches!(
+            dom.tag(i),
+            Some("table" | "thead" | "tbody" | "tfoot" | "tr" | "td" | "th")
+        )
+    })
 }
 
 /// The table cell of node `i` in the row `row`.
@@ -240,82 +265,24 @@ struct Writer<'a> {
     /// List items whose marker is written.
     marked: HashSet<usize>,
     blocks: Vec<Block>,
-    /// Writing a heading: its text alone, without emphasis, code spans, links or images (a
-    /// heading's link is its own permalink or a breadcrumb, and a heading reads as one title).
-    in_heading: bool,
+    /// Writing a heading or a table cell: its text alone, without emphasis, code spans, links
+    /// or images (a heading's link is its own permalink or a breadcrumb, and a heading reads as
+    /// one title; a cell reads as one value, on the row's one line).
+    plain: bool,
 }
 
-/// Escape what a CommonMark (GFM, with math) reader could take as markup inside a line, and
-/// nothing else, so identifiers, versions and prices read as the page wrote them: `\`, `` ` ``,
-/// `*`, `|` and `~` always; `_` unless inside a word (`snake_case` cannot open emphasis); `[`
-/// and `]` always, `!` before `[`; `<` before what could open a tag or autolink; `&` before
-/// what could be an entity; `$` when another `$` follows in the text (inline math).
-fn escape_inline(text: &str, out: &mut String) {
-    let chars: Vec<char> = text.chars().collect();
-    for (k, &c) in chars.iter().enumerate() {
-        let prev = k.checked_sub(1).map(|p| chars[p]);
-        let next = chars.get(k + 1).copied();
-        let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-        let escape = match c {
-            '\\' | '`' | '*' | '|' | '~' | '[' | ']' => true,
-            '_' => !(alnum(prev) && alnum(next)),
-            '!' => next == Some('['),
-            '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
-            '&' => {
-                let rest: String = chars[k + 1..].iter().take(33).collect();
-                rest.find(';').is_some_and(|end| {
-                    end > 0
-                        && rest[..end]
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '#')
-                })
-            }
-            '$' => chars[k + 1..].contains(&'$'),
-            _ => false,
-        };
-        if escape {
-            out.push('\\');
-        }
-        out.push(c);
+/// Escape `out`'s last character when `next`, written right after it, would turn it into markup:
+/// `]` before `(`, `[` or `:` (a link), `!` before `[` (an image).
+fn guard(out: &mut String, next: Option<char>) {
+    let turns = match out.chars().next_back() {
+        Some(']') => matches!(next, Some('(' | '[' | ':')),
+        Some('!') => next == Some('['),
+        _ => false,
+    };
+    let at = out.len().saturating_sub(1);
+    if turns && !out[..at].ends_with('\\') {
+        out.insert(at, '\\');
     }
-}
-
-/// Escape what would start a block at the beginning of a line's content: an ATX heading
-/// (`#` then a space), a list item (`-`, `+`, `*` or `1.` / `1)` then a space), a block quote
-/// (`>`), a thematic break or setext underline (a line of `-`, `=` or `_` alone).
-fn escape_line_start(s: &str) -> String {
-    let lead = s.len() - s.trim_start().len();
-    let rest = &s[lead..];
-    let spaced = |after: &str| after.is_empty() || after.starts_with([' ', '\t']);
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let rule = rest.len() > 1
-        && ['-', '=', '_']
-            .iter()
-            .any(|&m| rest.chars().all(|c| c == m || c == ' '));
-    let marker =
-        rest.starts_with('>') || (rest.starts_with(['#', '-', '+']) && spaced(&rest[1..])) || rule;
-    if marker {
-        format!("{}\\{}", &s[..lead], rest)
-    } else if digits > 0 && rest[digits..].starts_with(['.', ')']) && spaced(&rest[digits + 1..]) {
-        format!("{}{}\\{}", &s[..lead], &rest[..digits], &rest[digits..])
-    } else {
-        s.to_string()
-    }
-}
-
-/// The shortest run of backticks longer than any run in `text`.
-fn fence_for(text: &str, min: usize) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat((longest + 1).max(min))
 }
 
 /// The language a code block's markup names (`language-rust`, `lang-go`, `highlight-python`,
@@ -405,7 +372,7 @@ impl<'a> Writer<'a> {
             shown,
             marked: HashSet::new(),
             blocks: Vec::new(),
-            in_heading: false,
+            plain: false,
         }
     }
 
@@ -467,7 +434,7 @@ impl<'a> Writer<'a> {
             return;
         };
         out.push_str("![");
-        escape_inline(e.alt().unwrap_or(""), out);
+        Escapes::ALL.write(e.alt().unwrap_or(""), true, Some("]"), out);
         out.push_str("](");
         out.push_str(&src);
         out.push(')');
@@ -489,7 +456,7 @@ impl<'a> Writer<'a> {
             let Some(e) = self.dom.element(a) else {
                 continue;
             };
-            if self.in_heading {
+            if self.plain {
                 continue;
             }
             let mark = match &*e.tag {
@@ -561,14 +528,33 @@ impl<'a> Writer<'a> {
             items.retain(|&i| i > cell && i < end);
         }
         let code_text = |a: usize| self.kept_text(a);
+        let all_marks: Vec<Vec<(usize, Mark)>> = items
+            .iter()
+            .map(|&i| self.marks(i, within.unwrap_or(element), &code_text))
+            .collect();
+        let uses = |f: fn(&Mark) -> bool| all_marks.iter().flatten().any(|(_, m)| f(m));
+        let same_marks = |a: usize, b: usize| {
+            all_marks[a]
+                .iter()
+                .map(|m| m.0)
+                .eq(all_marks[b].iter().map(|m| m.0))
+        };
+        let escapes = Escapes::of(
+            items
+                .iter()
+                .filter(|&&i| dom.nodes[i].flags & flags::MATH == 0)
+                .filter_map(|&i| dom.text(i).map(|t| t.text.as_str())),
+            uses(|m| matches!(m, Mark::Strong | Mark::Emphasis)),
+            uses(|m| matches!(m, Mark::Strike)),
+            line.kind == Kind::Row,
+        );
         let mut out = String::new();
         let mut open: Vec<(usize, Mark)> = Vec::new();
         let mut last: Option<(usize, bool)> = None;
-        for &i in &items {
-            let marks = self.marks(i, within.unwrap_or(element), &code_text);
+        for (k, (&i, marks)) in items.iter().zip(&all_marks).enumerate() {
             let common = open
                 .iter()
-                .zip(&marks)
+                .zip(marks)
                 .take_while(|(a, b)| a.0 == b.0)
                 .count();
             let (space_before, space_after) = match dom.text(i) {
@@ -581,16 +567,28 @@ impl<'a> Writer<'a> {
                 let (_, m) = open.pop().expect("invariant: longer than common");
                 m.close(&mut out);
             }
-            if crossed_block && !breaks.is_empty() && line.kind == Kind::Row {
+            let cell_broken = crossed_block
+                && !breaks.is_empty()
+                && line.kind == Kind::Row
+                && last.is_some_and(|(prev, _)| cell_break(dom, prev, i));
+            if cell_broken {
                 out.push_str(breaks);
             } else if separated {
                 out.push(' ');
+            } else {
+                let next = match (marks.get(common), dom.text(i)) {
+                    (Some((_, m)), _) => m.open().chars().next(),
+                    (None, Some(t)) => t.text.chars().next(),
+                    (None, None) => Some('!'),
+                };
+                guard(&mut out, next);
             }
             for m in &marks[common..] {
                 out.push_str(m.1.open());
             }
             open.extend(marks[common..].iter().cloned());
             let in_code = open.iter().any(|(_, m)| matches!(m, Mark::Code(_)));
+            let in_link = open.iter().any(|(_, m)| matches!(m, Mark::Link(_)));
             match &dom.nodes[i].kind {
                 NodeKind::Text(t) if dom.nodes[i].flags & flags::MATH != 0 => {
                     out.push('$');
@@ -598,8 +596,21 @@ impl<'a> Writer<'a> {
                     out.push('$');
                 }
                 NodeKind::Text(t) if in_code => out.push_str(&t.text),
-                NodeKind::Text(t) => escape_inline(&t.text, &mut out),
-                NodeKind::Element(_) if !self.in_heading => self.image(i, &mut out),
+                NodeKind::Text(t) => {
+                    // What follows: the next node's text when nothing comes between.
+                    let following = match items.get(k + 1) {
+                        None => Some("\n"),
+                        Some(_) if t.space_after => Some(" "),
+                        Some(&n) => match (dom.text(n), same_marks(k, k + 1)) {
+                            (Some(next), true) if !next.space_before && !broken(dom, i, n) => {
+                                Some(next.text.as_str())
+                            }
+                            _ => None,
+                        },
+                    };
+                    escapes.write(&t.text, in_link, following, &mut out)
+                }
+                NodeKind::Element(_) if !self.plain => self.image(i, &mut out),
                 NodeKind::Element(_) => {}
                 NodeKind::Document => {}
             }
@@ -678,9 +689,9 @@ impl<'a> Writer<'a> {
                 });
             }
             Kind::Heading(level) => {
-                self.in_heading = true;
+                self.plain = true;
                 let body = self.inline(line, l, None, "");
-                self.in_heading = false;
+                self.plain = false;
                 if body.is_empty() {
                     return;
                 }
@@ -730,6 +741,7 @@ impl<'a> Writer<'a> {
                 let header = !cells.is_empty()
                     && (cells.iter().all(|&c| dom.tag(c) == Some("th"))
                         || dom.ancestors(row).any(|a| dom.tag(a) == Some("thead")));
+                self.plain = true;
                 let texts: Vec<String> = if cells.is_empty() {
                     vec![self.inline(&line, k, None, "<br>")]
                 } else {
@@ -738,6 +750,7 @@ impl<'a> Writer<'a> {
                         .map(|&c| self.inline(&line, k, Some(c), "<br>"))
                         .collect()
                 };
+                self.plain = false;
                 if texts.iter().any(|t| !t.is_empty()) {
                     rows.push((texts, header));
                 }
@@ -830,7 +843,7 @@ mod tests {
     fn markdown_escapes_what_would_be_markup() {
         assert_eq!(
             md("<p># not a heading *or* [link]</p>"),
-            "\\# not a heading \\*or\\* \\[link\\]\n"
+            "\\# not a heading \\*or\\* [link]\n"
         );
         assert_eq!(md("<p>1. not a list</p>"), "1\\. not a list\n");
         assert_eq!(md("<p><code>a`b</code></p>"), "``a`b``\n");

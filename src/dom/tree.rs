@@ -44,6 +44,12 @@ pub struct Dom {
     pub nodes: Vec<Node>,
     /// What the page says about itself outside its visible text (structured data).
     pub info: PageInfo,
+    /// The address the page was fetched from (its final URL, with its `<base href>` resolved
+    /// when the page was parsed with it), when whoever read the page knows it: the crawl's and
+    /// a WARC's pages. Not stored: the store sets it from the page's record when it reads a DOM
+    /// back (`Parsed::locate`).
+    #[serde(skip)]
+    pub address: Option<String>,
 }
 
 /// A page's structured self-description, read while parsing: what kind of thing the page says

@@ -666,7 +666,11 @@ impl Store {
         match self.lz4_part_at(at, pages::Part::Dom, &k)? {
             None => Ok(None),
             Some(bytes) => match crate::dom::Dom::from_bytes(&bytes) {
-                Ok(dom) => Ok(Some(dom)),
+                Ok(mut dom) => {
+                    // Where the page was fetched is its record's, not part of the stored DOM.
+                    dom.address = self.page(id)?.map(|meta| meta.url);
+                    Ok(Some(dom))
+                }
                 Err(crate::dom::tree::DomBytesError::Older) => self.parse_again(id, &k).map(Some),
                 Err(e) => Err(corrupt(&k, e)),
             },
@@ -683,7 +687,9 @@ impl Store {
                 "a DOM stored by an earlier version, and no HTML to parse again",
             ));
         };
-        Ok(crate::dom::parse_bytes(&html, meta.content_type.as_deref()).dom)
+        let mut parsed = crate::dom::parse_bytes(&html, meta.content_type.as_deref());
+        parsed.locate(&meta.url);
+        Ok(parsed.dom)
     }
 
     /// The page's DOM path set (sorted u64 hashes; `site`: the page's).
