@@ -26,7 +26,9 @@ pub struct Escapes {
 fn can_act(c: char, prev: Option<char>, next: Option<char>) -> bool {
     let space = |x: Option<char>| x.is_some_and(char::is_whitespace);
     let alnum = |x: Option<char>| x.is_some_and(char::is_alphanumeric);
-    !(space(prev) && space(next)) && !(c == '_' && alnum(prev) && alnum(next))
+    let flanked_by_space = space(prev) && space(next);
+    let inside_word = c == '_' && alnum(prev) && alnum(next);
+    !(flanked_by_space || inside_word)
 }
 
 impl Escapes {
