@@ -1,6 +1,8 @@
 //! The crawl loop: one task owns every origin's in-memory state (queue cursor, politeness,
 //! robots, in-flight count, server address) and a timer-ordered set of origins ready to start
-//! a request; jobs run as spawned tasks and report back. robots.txt is read before any other
+//! a request; jobs run as spawned tasks and report back. Of the origins due, those whose site
+//! started first go first, so sites are crawled in waves and finish (and get their final
+//! template pass) while the crawl runs, rather than all at its end. robots.txt is read before any other
 //! URL of an origin (never when `robots.respect` is off). With `crawl.per_ip_concurrency` on,
 //! an origin's host name is resolved before its first request, and each request also passes
 //! its server's gate (`servers`).
@@ -219,8 +221,10 @@ struct Origin {
     /// Inline learning was told its site is done (`CrawlEvent::SiteDone`) and it has started
     /// nothing since.
     told_done: bool,
-    /// Its time in `ready`, if it is there.
+    /// Its time in `ready` (or in `due`), if it is there.
     scheduled: Option<Instant>,
+    /// Its site's start rank (`Scheduler::rank`), once it has started something.
+    rank: Option<u64>,
     /// Stored pages waiting in its revisit queue (not started).
     revisits: u64,
     /// Revisit slots started and not yet committed (still in the store's queue).
@@ -293,7 +297,17 @@ pub struct Scheduler {
     origins: HashMap<u32, Origin>,
     /// Each site's origins, to tell when a site is done.
     site_origins: HashMap<String, Vec<u32>>,
+    /// Origins that may start something, by the time they may.
     ready: BTreeSet<(Instant, u32)>,
+    /// Origins whose time has come, by their site's start rank (`u64::MAX` for a site not
+    /// started yet), then time: the site that started first is served first. Round-robin over
+    /// due origins would bring every site of a broad crawl to its budget in the crawl's last
+    /// moments; this way about `concurrency / per_origin_concurrency` sites run at a time and
+    /// the others wait for their turn, as Heritrix activates a new host queue only when the
+    /// active ones have nothing ready.
+    due: BTreeSet<(u64, Instant, u32)>,
+    /// The next site start rank.
+    next_rank: u64,
     tasks: JoinSet<TaskOutput>,
     /// Requests in flight (what politeness and the concurrency cap count).
     in_flight: usize,
@@ -362,9 +376,13 @@ pub async fn run(
         .resolver
         .take()
         .unwrap_or_else(|| Arc::new(Resolver::new(&config.fetch)));
-    let fetcher = Fetcher::new(&config.fetch, resolver.clone())
-        .map_err(CrawlError::Client)?
-        .capturing(archive.is_some());
+    let fetcher = Fetcher::new(
+        &config.fetch,
+        resolver.clone(),
+        config.crawl.per_origin_concurrency,
+    )
+    .map_err(CrawlError::Client)?
+    .capturing(archive.is_some());
     let proxied = fetcher.proxied();
     let scope = Scope::new(&config.scope, seeds);
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -448,6 +466,8 @@ pub async fn run(
         origins: HashMap::new(),
         site_origins: HashMap::new(),
         ready: BTreeSet::new(),
+        due: BTreeSet::new(),
+        next_rank: 0,
         tasks: JoinSet::new(),
         in_flight: 0,
         processing: 0,
@@ -536,17 +556,19 @@ impl Scheduler {
             let cluster_over = self.ctx.partitioned.is_some() && external.is_none();
             let import_only = !options.fetch;
             if busy == 0
-                && (self.ready.is_empty() || self.limits_stop() || cluster_over || import_only)
+                && (self.nothing_ready() || self.limits_stop() || cluster_over || import_only)
                 && external.is_none()
             {
                 return Ok(());
             }
             // Wake for the next due origin only when something could be started then: at the
             // concurrency cap or with a full processing backlog, only a finished task helps.
-            let wake = if self.has_capacity() {
+            let wake = if !self.has_capacity() {
+                None
+            } else if self.due.is_empty() {
                 self.ready.first().map(|&(t, _)| t)
             } else {
-                None
+                Some(Instant::now())
             };
             tokio::select! {
                 _ = shutdown.cancelled() => {}
@@ -621,6 +643,7 @@ impl Scheduler {
             waiting: None,
             told_done: false,
             scheduled: None,
+            rank: None,
             revisits: 0,
             taken: std::collections::HashSet::new(),
             pages_blocked: false,
@@ -731,7 +754,9 @@ impl Scheduler {
         });
         if o.scheduled != at {
             if let Some(old) = o.scheduled.take() {
-                self.ready.remove(&(old, id));
+                if !self.ready.remove(&(old, id)) {
+                    self.due.remove(&(o.rank.unwrap_or(u64::MAX), old, id));
+                }
             }
             if let Some(t) = at {
                 self.ready.insert((t, id));
@@ -768,13 +793,11 @@ impl Scheduler {
         self.turn_now = false;
         while self.has_capacity() && budget > 0 && !self.turn_now {
             budget -= 1;
-            let Some(&(t, id)) = self.ready.first() else {
+            self.move_due(now);
+            let Some(&(rank, t, id)) = self.due.first() else {
                 break;
             };
-            if t > now {
-                break;
-            }
-            self.ready.remove(&(t, id));
+            self.due.remove(&(rank, t, id));
             if let Some(o) = self.origins.get_mut(&id) {
                 o.scheduled = None;
             }
@@ -785,6 +808,9 @@ impl Scheduler {
                 .and_then(|o| o.addr.server())
                 .filter(|&s| self.servers.has_turn(s, id));
             let progressed = self.dispatch(id, now)?;
+            if progressed {
+                self.rank(id);
+            }
             if let Some(s) = turn {
                 // Let through by its server and started nothing: the next one's turn.
                 let next = self.servers.pass(s, id);
@@ -811,6 +837,49 @@ impl Scheduler {
             }
         }
         Ok(())
+    }
+
+    /// Move the origins whose time has come from `ready` to `due`.
+    fn move_due(&mut self, now: Instant) {
+        while let Some(&(t, id)) = self.ready.first() {
+            if t > now {
+                break;
+            }
+            self.ready.remove(&(t, id));
+            let rank = self.origins.get(&id).and_then(|o| o.rank);
+            self.due.insert((rank.unwrap_or(u64::MAX), t, id));
+        }
+    }
+
+    /// Give origin `id` its site's start rank when it started something for the first time:
+    /// the rank of another origin of its site that started before it, else the next one.
+    fn rank(&mut self, id: u32) {
+        let Some(o) = self.origins.get(&id) else {
+            return;
+        };
+        if o.rank.is_some() {
+            return;
+        }
+        let sibling = self.site_origins.get(&o.site).and_then(|ids| {
+            ids.iter()
+                .filter_map(|other| self.origins.get(other).and_then(|o| o.rank))
+                .min()
+        });
+        let rank = sibling.unwrap_or_else(|| {
+            self.next_rank += 1;
+            self.next_rank
+        });
+        // Not in `due` here (taken out for its dispatch; `schedule` puts it back in `ready`
+        // only), so no key there goes stale.
+        self.origins
+            .get_mut(&id)
+            .expect("invariant: origin exists")
+            .rank = Some(rank);
+    }
+
+    /// No origin may start anything, now or later.
+    fn nothing_ready(&self) -> bool {
+        self.ready.is_empty() && self.due.is_empty()
     }
 
     /// Start the origin's next job (robots.txt first), if politeness allows. `Ok(true)` when
@@ -1253,8 +1322,9 @@ impl Scheduler {
         self.job_started(&site);
         if entry.kind == EntryKind::Page {
             self.pages_in_flight += 1;
-            *self.site_in_flight.entry(site).or_default() += 1;
+            *self.site_in_flight.entry(site.clone()).or_default() += 1;
         }
+        let last = self.last_known(id, &site);
         if entry.kind == EntryKind::Revisit {
             self.stats.revisits.fetch_add(1, Relaxed);
         }
@@ -1265,8 +1335,27 @@ impl Scheduler {
                 origin_id: id,
                 slot: seq,
                 entry,
+                last,
             },
         ));
+    }
+
+    /// Origin `id` just started what is its last request as far as the crawl knows: nothing
+    /// is queued behind it, or its site's page budget is taken with it. Such a request asks
+    /// the server to close the connection: a broad crawl moves on from thousands of sites a
+    /// minute, and a connection kept idle for each would hold a descriptor (the 30 s idle pool
+    /// once held 20,000). Wrong now and then (links the page brings, a page that fails), it
+    /// costs one new connection.
+    fn last_known(&self, id: u32, site: &str) -> bool {
+        let Some(o) = self.origins.get(&id) else {
+            return false;
+        };
+        let per_host = self.ctx.config.crawl.max_pages_per_host;
+        let budget_taken = per_host > 0 && o.revisits == 0 && {
+            let stored = self.ctx.store.site_counters(site).pages;
+            stored + self.site_in_flight.get(site).copied().unwrap_or(0) >= per_host
+        };
+        !o.has_work() || budget_taken
     }
 
     /// The origin's next entry: its FIFO queue first (robots.txt's sitemaps, new links), then

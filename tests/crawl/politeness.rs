@@ -119,3 +119,52 @@ async fn regression_loop_does_not_spin_at_the_concurrency_cap() {
         "{cpu:.2}s CPU over {wall:.2}s: the loop spins"
     );
 }
+
+/// Of the origins due, the site that started first goes first: with room for two requests at a
+/// time, the first two sites take both until one of them is done, and the last site starts only
+/// after the first is finished (round-robin over due origins would start every site at once and
+/// bring them all to their end together, so no site's text could be written while crawling).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sites_are_crawled_in_waves_the_first_started_first() {
+    const SITES: usize = 6;
+    let server = TestServer::start(SITES);
+    let mut seeds = Vec::new();
+    for o in server.origins() {
+        for path in ["/", "/p0", "/p1", "/p2", "/p3", "/p4"] {
+            o.mount(
+                path,
+                crate::support::Endpoint::html(format!(
+                    "<html><body><p>page {path} of {}</p></body></html>",
+                    o.base()
+                )),
+            );
+            seeds.push(o.url(path));
+        }
+    }
+    let dirs = Dirs::new();
+    crawl(
+        &dirs,
+        &seeds,
+        "[crawl]\ndelay = \"0ms\"\nconcurrency = 2\nper_origin_concurrency = 1\n",
+    )
+    .await;
+    let windows: Vec<_> = server
+        .origins()
+        .iter()
+        .map(|o| {
+            let log = o.log();
+            assert!(log.len() >= 6, "{}: {} requests", o.base(), log.len());
+            (log[0].at, log[log.len() - 1].at)
+        })
+        .collect();
+    let first_started = windows.iter().map(|w| w.0).min().expect("sites");
+    let first = windows
+        .iter()
+        .find(|w| w.0 == first_started)
+        .expect("the first site");
+    let last_started = windows.iter().map(|w| w.0).max().expect("sites");
+    assert!(
+        last_started > first.1,
+        "the last site started before the first was done: {windows:?}"
+    );
+}
