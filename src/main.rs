@@ -27,6 +27,7 @@ fn main() -> std::process::ExitCode {
             default_hook(info);
         }
     }));
+    raise_descriptor_limit();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -35,6 +36,35 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
+
+/// Raise the soft limit on open descriptors to the hard one, as Go's runtime does: a crawl
+/// holds a connection per request in flight, idle ones for the sites it is on, and the store's
+/// files, and the soft limit is often 1,024. Where raising fails the limit stays as it was.
+#[cfg(unix)]
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    // macOS refuses a soft limit above OPEN_MAX (10,240) even when the hard one is unlimited.
+    let most = if cfg!(target_os = "macos") {
+        limit.rlim_max.min(10_240)
+    } else {
+        limit.rlim_max
+    };
+    if limit.rlim_cur < most {
+        limit.rlim_cur = most;
+        // SAFETY: setrlimit reads the struct we own; a refusal leaves the limit unchanged.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    }
+}
+
+#[cfg(not(unix))]
+fn raise_descriptor_limit() {}
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

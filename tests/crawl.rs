@@ -1,6 +1,7 @@
 //! Crawler integration tests: `crawl::run` in-process against the local test server; server-side
 //! request counts and timestamps say what the crawler did, the store says what it kept.
 
+mod broad;
 mod budget;
 mod cli;
 mod fetching;

@@ -187,6 +187,28 @@ impl Validators {
     }
 }
 
+/// What one GET sends beyond the client's own headers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ask {
+    /// A conditional GET's validators (empty: an ordinary GET).
+    pub validators: Validators,
+    /// The origin's last request as far as the crawl knows: it asks the server to close the
+    /// connection (`Connection: close`; HTTP/2 has no such header and keeps its connection), so
+    /// none is kept idle, holding a descriptor, for a request that will not come.
+    pub close: bool,
+}
+
+impl Ask {
+    /// The request headers, in the order they are sent.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut h = self.validators.headers();
+        if self.close {
+            h.push(("connection", "close".to_string()));
+        }
+        h
+    }
+}
+
 /// The response headers a stored page keeps.
 pub(crate) const KEPT_HEADERS: &[&str] = &[
     "etag",
@@ -199,6 +221,12 @@ pub(crate) const KEPT_HEADERS: &[&str] = &[
 /// The `Accept-Encoding` reqwest sends with the gzip, deflate and brotli features on (tower-http
 /// writes it; `tests/crawl/warc.rs` checks it against what the test server receives).
 const ACCEPT_ENCODING: &str = "gzip,deflate,br";
+
+/// How long an idle connection waits for its origin's next request: past the default delay and
+/// short Crawl-delays (many servers close sooner: Apache after 5 s), and short, since each one
+/// holds a descriptor and a crawl moves on from sites quickly (at 30 s a broad crawl once held
+/// 20,000).
+const POOL_IDLE: Duration = Duration::from_secs(10);
 
 /// Install the rustls crypto provider once per process (reqwest is built without one).
 pub fn ensure_crypto_provider() {
@@ -216,8 +244,13 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// A client that resolves host names through `resolver` (the crawl's, which per-server
-    /// politeness reads too).
-    pub fn new(cfg: &FetchConfig, resolver: Arc<Resolver>) -> Result<Fetcher, FetchError> {
+    /// politeness reads too) and keeps at most `idle_per_origin` idle connections to an origin
+    /// (more than the requests it may have in flight are never used again).
+    pub fn new(
+        cfg: &FetchConfig,
+        resolver: Arc<Resolver>,
+        idle_per_origin: usize,
+    ) -> Result<Fetcher, FetchError> {
         ensure_crypto_provider();
         let setup = |message: String| FetchError {
             url: String::new(),
@@ -238,8 +271,8 @@ impl Fetcher {
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.total_timeout)
-            .pool_max_idle_per_host(4)
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(idle_per_origin.max(1))
+            .pool_idle_timeout(POOL_IDLE)
             .dns_resolver(ClientResolver(resolver));
         if !cfg.proxy.is_empty() {
             let proxy = reqwest::Proxy::all(&cfg.proxy)
@@ -274,32 +307,24 @@ impl Fetcher {
 
     /// GET `url`, reading at most `limit` body bytes; with capture on, the exchange too.
     pub async fn get(&self, url: &Url, accept: Accept, limit: u64, overflow: Overflow) -> Fetched {
-        self.get_conditional(url, accept, limit, overflow, &Validators::default())
+        self.get_asking(url, accept, limit, overflow, &Ask::default())
             .await
     }
 
-    /// `get` with `validators` sent as If-None-Match / If-Modified-Since: a 304 is
-    /// `Outcome::NotModified` (no body is read).
-    pub async fn get_conditional(
+    /// `get` sending what `ask` says: its validators as If-None-Match / If-Modified-Since (a
+    /// 304 is then `Outcome::NotModified`, no body read), `Connection: close` on a last request.
+    pub async fn get_asking(
         &self,
         url: &Url,
         accept: Accept,
         limit: u64,
         overflow: Overflow,
-        validators: &Validators,
+        ask: &Ask,
     ) -> Fetched {
         let sent = SystemTime::now();
         let mut exchange = None;
         let outcome = self
-            .get_inner(
-                url,
-                accept,
-                limit,
-                overflow,
-                validators,
-                sent,
-                &mut exchange,
-            )
+            .get_inner(url, accept, limit, overflow, ask, sent, &mut exchange)
             .await;
         // A response whose body failed is not a capture.
         let exchange = exchange.filter(|_| outcome.is_ok());
@@ -313,7 +338,7 @@ impl Fetcher {
         accept: Accept,
         limit: u64,
         overflow: Overflow,
-        validators: &Validators,
+        ask: &Ask,
         sent: SystemTime,
         exchange: &mut Option<Exchange>,
     ) -> Result<Outcome, FetchError> {
@@ -324,7 +349,7 @@ impl Fetcher {
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + self.cfg.total_timeout;
         let mut request = self.client.get(url.as_str());
-        for (name, value) in validators.headers() {
+        for (name, value) in ask.headers() {
             request = request.header(name, value);
         }
         let send = request.send();
@@ -339,7 +364,7 @@ impl Fetcher {
         };
         let headers_at = Instant::now();
         if self.capture {
-            *exchange = Some(self.exchange(url, &resp, sent, validators));
+            *exchange = Some(self.exchange(url, &resp, sent, ask));
         }
         let status = resp.status().as_u16();
         let headers = resp.headers();
@@ -349,7 +374,7 @@ impl Fetcher {
                 .filter_map(|&h| header_str(headers, h).map(|v| (h.to_string(), v)))
                 .collect()
         };
-        if status == 304 && !validators.is_empty() {
+        if status == 304 && !ask.validators.is_empty() {
             return Ok(Outcome::NotModified {
                 kept_headers: kept(headers),
             });
@@ -440,7 +465,7 @@ impl Fetcher {
         url: &Url,
         resp: &reqwest::Response,
         sent: SystemTime,
-        validators: &Validators,
+        ask: &Ask,
     ) -> Exchange {
         let version = match resp.version() {
             reqwest::Version::HTTP_09 => "HTTP/0.9",
@@ -468,14 +493,14 @@ impl Fetcher {
                 version
             },
             // reqwest's defaults (Accept, then the User-Agent set on the builder), the request's
-            // own headers (a conditional GET's validators), the decompression layer's
+            // own headers (a conditional GET's validators, Connection), the decompression layer's
             // Accept-Encoding, then hyper's Host.
             request_headers: {
                 let mut h = vec![
                     ("accept", "*/*".to_string()),
                     ("user-agent", self.cfg.user_agent.clone()),
                 ];
-                h.extend(validators.headers());
+                h.extend(ask.headers());
                 h.extend([
                     ("accept-encoding", ACCEPT_ENCODING.to_string()),
                     ("host", host),

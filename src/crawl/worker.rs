@@ -14,7 +14,8 @@ use url::Url;
 
 use super::archive::{Archive, Body, Original};
 use super::fetch::{
-    Accept, Exchange, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response, Validators,
+    Accept, Ask, Exchange, FetchError, FetchErrorKind, Fetcher, Outcome, Overflow, Response,
+    Validators,
 };
 use super::robots::{may_follow_redirect, RobotsEntry, RobotsFetch};
 use super::scope::Scope;
@@ -129,6 +130,8 @@ pub enum Job {
         origin_id: u32,
         slot: Slot,
         entry: QueueEntry,
+        /// The origin's last request as far as the scheduler knows (`Ask::close`).
+        last: bool,
     },
 }
 
@@ -300,7 +303,8 @@ pub async fn run_job(
             origin_id,
             slot,
             entry,
-        } => run_entry(ctx, origin_id, slot, entry).await,
+            last,
+        } => run_entry(ctx, origin_id, slot, entry, last).await,
     }
 }
 
@@ -315,6 +319,7 @@ async fn run_entry(
     origin_id: u32,
     slot: Slot,
     entry: QueueEntry,
+    last: bool,
 ) -> Result<(JobResult, Option<Processing>), WorkerError> {
     let mut result = JobResult {
         origin_id,
@@ -365,13 +370,16 @@ async fn run_entry(
         }
         _ => None,
     };
-    let validators = stored
-        .as_ref()
-        .map(|s| Validators::from_headers(&s.meta.headers))
-        .unwrap_or_default();
+    let ask = Ask {
+        validators: stored
+            .as_ref()
+            .map(|s| Validators::from_headers(&s.meta.headers))
+            .unwrap_or_default(),
+        close: last,
+    };
     let (fetched, exchange) = ctx
         .fetcher
-        .get_conditional(&url, accept, limit, Overflow::Fail, &validators)
+        .get_asking(&url, accept, limit, Overflow::Fail, &ask)
         .await;
     result.completed_at = Instant::now();
     result.responded = fetched.is_ok();
