@@ -47,6 +47,17 @@ const PARK_AFTER_FAILURES: u32 = 10;
 /// it lets the loop handle other origins (a check costs at most `MAX_RULES` × (URL + pattern)
 /// bytes in linear time; this is a few milliseconds).
 const MATCH_BUDGET: usize = 16 << 20;
+/// Done sites that may wait for their final pass before the crawl starts no new site: text
+/// keeps up with fetching (a broad crawl on 2 cores fetched three times faster than one thread
+/// passed its sites, and left two thirds of the text to the end), while the sites already
+/// started go on and a few passes stay queued so the pass thread never waits.
+const PASSES_AHEAD: u64 = 4;
+/// How often a crawl held back for passes looks again.
+const PASSES_POLL: Duration = Duration::from_millis(20);
+/// A crawl held back this long without a pass finishing stops waiting for passes in this run
+/// (a pass thread that died would otherwise hold it for ever).
+const PASSES_STALL: Duration = Duration::from_secs(120);
+
 /// Dispatches per `dispatch_ready` call before the loop turns (handles finished jobs).
 const DISPATCH_BUDGET: usize = 256;
 /// A dispatch that started nothing and left its origin due again is a bug; the origin is held
@@ -308,6 +319,11 @@ pub struct Scheduler {
     due: BTreeSet<(u64, Instant, u32)>,
     /// The next site start rank.
     next_rank: u64,
+    /// Held back for passes since when, and the sites final and passes waiting then
+    /// (`PASSES_STALL`: either changing is progress).
+    held_for_passes: Option<(Instant, (u64, u64))>,
+    /// Passes stalled: no more holding back for them in this run.
+    passes_stalled: bool,
     tasks: JoinSet<TaskOutput>,
     /// Requests in flight (what politeness and the concurrency cap count).
     in_flight: usize,
@@ -468,6 +484,8 @@ pub async fn run(
         ready: BTreeSet::new(),
         due: BTreeSet::new(),
         next_rank: 0,
+        held_for_passes: None,
+        passes_stalled: false,
         tasks: JoinSet::new(),
         in_flight: 0,
         processing: 0,
@@ -567,6 +585,10 @@ impl Scheduler {
                 None
             } else if self.due.is_empty() {
                 self.ready.first().map(|&(t, _)| t)
+            } else if self.held_for_passes.is_some() {
+                let next = self.ready.first().map(|&(t, _)| t);
+                let poll = Instant::now() + PASSES_POLL;
+                Some(next.map_or(poll, |t| t.min(poll)))
             } else {
                 Some(Instant::now())
             };
@@ -797,6 +819,9 @@ impl Scheduler {
             let Some(&(rank, t, id)) = self.due.first() else {
                 break;
             };
+            if rank == u64::MAX && self.hold_for_passes(now) {
+                break;
+            }
             self.due.remove(&(rank, t, id));
             if let Some(o) = self.origins.get_mut(&id) {
                 o.scheduled = None;
@@ -875,6 +900,32 @@ impl Scheduler {
             .get_mut(&id)
             .expect("invariant: origin exists")
             .rank = Some(rank);
+    }
+
+    /// Whether a new site waits for done sites' final passes (`PASSES_AHEAD`); keeps
+    /// `held_for_passes` and gives up on passes that stall.
+    fn hold_for_passes(&mut self, now: Instant) -> bool {
+        let waiting = self.stats.passes_waiting.load(Relaxed);
+        if self.passes_stalled || self.events.is_none() || waiting <= PASSES_AHEAD {
+            self.held_for_passes = None;
+            return false;
+        }
+        let progress = (self.stats.sites_final.load(Relaxed), waiting);
+        match self.held_for_passes {
+            Some((since, before)) if before == progress => {
+                if now.duration_since(since) >= PASSES_STALL {
+                    tracing::warn!(
+                        waiting,
+                        "no site's final pass finished in {PASSES_STALL:?}; new sites start without waiting for passes"
+                    );
+                    self.passes_stalled = true;
+                    self.held_for_passes = None;
+                    return false;
+                }
+            }
+            _ => self.held_for_passes = Some((now, progress)),
+        }
+        true
     }
 
     /// No origin may start anything, now or later.

@@ -135,6 +135,9 @@ pub struct CrawlStats {
     /// Sites whose final template pass ran while the crawl went on (the crawl was done with
     /// them): their text is final.
     pub sites_final: AtomicU64,
+    /// Sites the crawl is done with whose final pass has not run yet (inline learning keeps
+    /// it; the scheduler starts no new site while it is high, so text keeps up with fetching).
+    pub passes_waiting: AtomicU64,
     /// Turns of the scheduler's loop (each wakes for a finished job, a due origin or shutdown)
     /// and dispatches of due origins: a waiting crawl that sleeps keeps both small; a spinning
     /// scheduler makes them explode (regression tests read them).

@@ -488,17 +488,20 @@ fn run(
                     pending.remove(&site);
                     states.remove(&site);
                     if passing.insert(site.clone()) {
-                        let _ = passes.to.send(site);
+                        pass_later(stats, &passes, site);
                     } else {
                         again.insert(site);
                     }
                 }
                 Msg::Passed { site, outcome } => {
                     passing.remove(&site);
+                    let _ = stats
+                        .passes_waiting
+                        .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
                     passed(stats, &mut summary, &site, outcome);
                     if again.remove(&site) {
                         passing.insert(site.clone());
-                        let _ = passes.to.send(site);
+                        pass_later(stats, &passes, site);
                     }
                 }
                 Msg::Finish => break 'events true,
@@ -561,6 +564,7 @@ fn run(
     // Sites not passed yet are left to the end-of-crawl pass (or the next run); the pass in
     // hand ends first, so no pass runs beside the end-of-crawl pass.
     passes.stop.store(true, Relaxed);
+    stats.passes_waiting.store(0, Relaxed);
     drop(passes.to);
     let _ = passes.join.join();
     while let Ok(m) = rx.try_recv() {
@@ -582,6 +586,13 @@ fn run(
         }
     }
     (summary, finish)
+}
+
+/// Hand a done site to the site-passes thread, counted as waiting until its pass is back.
+fn pass_later(stats: &CrawlStats, passes: &Passes, site: String) {
+    if passes.to.send(site).is_ok() {
+        stats.passes_waiting.fetch_add(1, Relaxed);
+    }
 }
 
 /// Count a done site's pass that the site-passes thread ran.

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -473,6 +474,99 @@ async fn the_crawl_tells_when_it_is_done_with_a_site_after_its_pages_and_once() 
             "{key}: told of after its last page: {events:?}"
         );
     }
+}
+
+/// While more done sites wait for their final pass than the pass thread keeps in hand, the crawl
+/// starts no new site (those started go on): text keeps up with fetching. Here nothing passes
+/// until the test says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_new_site_starts_while_done_sites_wait_for_their_pass() {
+    const SITES: usize = 20;
+    let server = TestServer::start(SITES);
+    for o in server.origins() {
+        o.mount(
+            "/",
+            crate::support::Endpoint::html("<html><body><p>one page</p></body></html>"),
+        );
+    }
+    let dirs = Dirs::new();
+    let config = Arc::new(
+        dirs.config("[crawl]\ndelay = \"0ms\"\nconcurrency = 2\nper_origin_concurrency = 1\n"),
+    );
+    std::fs::create_dir_all(dirs.data()).unwrap();
+    let store = Arc::new(dirs.store());
+    let stats = Arc::new(CrawlStats::default());
+    // The learner's part: every done site waits for a pass that does not run, until `passing`.
+    let done = Arc::new(Mutex::new(0usize));
+    let passing = Arc::new(AtomicBool::new(false));
+    let sink: EventSink = {
+        let (done, stats, passing) = (done.clone(), stats.clone(), passing.clone());
+        Arc::new(move |e: CrawlEvent| {
+            if let CrawlEvent::SiteDone(_) = e {
+                *done.lock().unwrap() += 1;
+                if !passing.load(Relaxed) {
+                    stats.passes_waiting.fetch_add(1, Relaxed);
+                }
+            }
+        })
+    };
+    let seeds: Vec<url::Url> = server
+        .origins()
+        .iter()
+        .map(|o| o.url("/").parse().unwrap())
+        .collect();
+    let crawl = {
+        let stats = stats.clone();
+        tokio::spawn(async move {
+            thresher::crawl::run(
+                config,
+                store,
+                &seeds,
+                CancellationToken::new(),
+                stats,
+                Some(sink),
+                RunOptions::default(),
+            )
+            .await
+        })
+    };
+    let started = || {
+        server
+            .origins()
+            .iter()
+            .filter(|o| o.total_hits() > 0)
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while *done.lock().unwrap() < 5 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        *done.lock().unwrap() >= 5,
+        "sites done: {}",
+        done.lock().unwrap()
+    );
+    // Held: the sites in hand (each has its robots.txt, its page in flight or being stored)
+    // finish, no other starts.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = started();
+    assert!(
+        held < SITES,
+        "{held} of {SITES} sites started with 5 passes waiting"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(started(), held, "a site started while held");
+    assert!(!crawl.is_finished());
+    // The passes ran: the crawl goes on to its end.
+    passing.store(true, Relaxed);
+    stats.passes_waiting.store(0, Relaxed);
+    let summary = tokio::time::timeout(Duration::from_secs(60), crawl)
+        .await
+        .expect("the crawl ends once passes are done")
+        .unwrap()
+        .unwrap();
+    assert!(!summary.interrupted);
+    assert_eq!(started(), SITES);
 }
 
 #[test]
