@@ -16,8 +16,9 @@
 //! Steps get a CPU budget while fetching needs the CPU (`template.learn_cpu_share` of one core:
 //! after a step of `t`, the next waits `t·(1/share − 1)`, unless the rest of the process leaves
 //! half a core idle meanwhile) and run at a lower OS priority (nice 10 on Linux), so a fast
-//! crawl is not slowed. Done sites' passes, whose text is final, run on a thread of their own
-//! at the crawl's priority, with no budget: the crawl needs that work done anyway; steps still pending when the
+//! crawl is not slowed. Done sites' passes, whose text is final, run on threads of their own
+//! (one per core) at the crawl's priority, with no budget: the crawl needs that work done
+//! anyway, and starts no new site while too many wait for it. Steps still pending when the
 //! crawl finishes are dropped — the end-of-crawl pass cleans those pages anyway. The
 //! end-of-crawl pass runs on the thread that calls [`Learner::finish`], at the crawl's own
 //! priority: fetching is over by then, and at nice 10 a busy machine starved it
@@ -48,7 +49,7 @@ enum Msg {
     Page(StoredPage),
     /// The crawl is done with a site: its final pass may run now.
     SiteDone(String),
-    /// The site-passes thread ran a done site's final pass (`None`: it had nothing new, or
+    /// A site-passes thread ran a done site's final pass (`None`: it had nothing new, or
     /// the pass panicked).
     Passed {
         site: String,
@@ -167,25 +168,32 @@ impl Learner {
         written: Option<WrittenSink>,
     ) -> Learner {
         let (tx, rx) = mpsc::channel();
-        // Done sites' passes run on a thread of their own at the caller's priority (spawned
-        // here, before the learner thread lowers its own): their text is final, so they are
-        // work the crawl needs done anyway, and at nice 10 a busy crawl starved them.
+        // Done sites' passes run on threads of their own, one per core, at the caller's
+        // priority (spawned here, before the learner thread lowers its own): their text is
+        // final, so they are work the crawl needs done anyway (at nice 10 a busy crawl starved
+        // them), and a broad crawl that waits for them (`CrawlStats::passes_waiting`) should
+        // not wait for one core when it has more.
         let (to_passes, sites) = mpsc::channel();
+        let sites = Arc::new(std::sync::Mutex::new(sites));
         let stop_passes = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let passes = {
-            let (c, s, st, w, back, stop) = (
-                config.clone(),
-                store.clone(),
-                stats.clone(),
-                written.clone(),
-                tx.clone(),
-                stop_passes.clone(),
-            );
-            std::thread::Builder::new()
-                .name("site-passes".into())
-                .spawn(move || site_passes(&c, &s, &st, w, &sites, &back, &stop))
-                .expect("invariant: a thread can be spawned")
-        };
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let passes = (0..threads)
+            .map(|_| {
+                let (c, s, st, w, back, stop, sites) = (
+                    config.clone(),
+                    store.clone(),
+                    stats.clone(),
+                    written.clone(),
+                    tx.clone(),
+                    stop_passes.clone(),
+                    sites.clone(),
+                );
+                std::thread::Builder::new()
+                    .name("site-passes".into())
+                    .spawn(move || site_passes(&c, &s, &st, w, &sites, &back, &stop))
+                    .expect("invariant: a thread can be spawned")
+            })
+            .collect();
         let (c, s, st, w) = (
             config.clone(),
             store.clone(),
@@ -358,22 +366,24 @@ struct Pending {
     since: Instant,
 }
 
-/// The site-passes thread, as the learner thread holds it.
+/// The site-passes threads, as the learner thread holds them.
 struct Passes {
     to: Sender<String>,
     /// Set when the crawl ends: sites not passed yet are left to the end-of-crawl pass.
     stop: Arc<std::sync::atomic::AtomicBool>,
-    join: JoinHandle<()>,
+    join: Vec<JoinHandle<()>>,
 }
 
-/// The site-passes thread: each done site's final pass, in the order the crawl was done with
-/// them, each outcome sent back to the learner thread (which keeps the summary).
+/// A site-passes thread: done sites' final passes, taken in the order the crawl was done with
+/// them (one site is never passed by two threads at once: the learner thread hands a site
+/// over again only once its pass is back), each outcome sent back to the learner thread
+/// (which keeps the summary).
 fn site_passes(
     config: &Config,
     store: &Store,
     stats: &CrawlStats,
     written: Option<WrittenSink>,
-    sites: &Receiver<String>,
+    sites: &std::sync::Mutex<Receiver<String>>,
     back: &Sender<Msg>,
     stop: &std::sync::atomic::AtomicBool,
 ) {
@@ -385,7 +395,15 @@ fn site_passes(
         out: &out,
         detector: config.template.detector,
     };
-    while let Ok(site) = sites.recv() {
+    loop {
+        // The lock is held while waiting: one idle thread waits, the others wait for it.
+        let next = match sites.lock() {
+            Ok(sites) => sites.recv(),
+            Err(_) => break,
+        };
+        let Ok(site) = next else {
+            break;
+        };
         if stop.load(Relaxed) {
             break;
         }
@@ -454,7 +472,7 @@ fn run(
         }
     }
 
-    // Sites whose final pass the site-passes thread has (no step may touch them meanwhile),
+    // Sites whose final pass a site-passes thread has (no step may touch them meanwhile),
     // and those of them the crawl was done with again since (more pages came).
     let mut passing: HashSet<String> = HashSet::new();
     let mut again: HashSet<String> = HashSet::new();
@@ -566,7 +584,9 @@ fn run(
     passes.stop.store(true, Relaxed);
     stats.passes_waiting.store(0, Relaxed);
     drop(passes.to);
-    let _ = passes.join.join();
+    for thread in passes.join {
+        let _ = thread.join();
+    }
     while let Ok(m) = rx.try_recv() {
         if let Msg::Passed { site, outcome } = m {
             passed(stats, &mut summary, &site, outcome);
@@ -588,14 +608,14 @@ fn run(
     (summary, finish)
 }
 
-/// Hand a done site to the site-passes thread, counted as waiting until its pass is back.
+/// Hand a done site to the site-passes threads, counted as waiting until its pass is back.
 fn pass_later(stats: &CrawlStats, passes: &Passes, site: String) {
     if passes.to.send(site).is_ok() {
         stats.passes_waiting.fetch_add(1, Relaxed);
     }
 }
 
-/// Count a done site's pass that the site-passes thread ran.
+/// Count a done site's pass that a site-passes thread ran.
 fn passed(
     stats: &CrawlStats,
     summary: &mut LearnSummary,
