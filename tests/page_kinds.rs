@@ -2,7 +2,7 @@
 //! (one page of its host) and in site mode (three pages of one template): a forum thread held in
 //! `<noscript>`, a thread of posts, a product grid with facets, a landing page of sibling
 //! sections, a product with JSON-LD and tabs, documentation headings that link to themselves,
-//! and a page carrying a second article after the first.
+//! a page carrying a second article after the first, and a page hidden until its scripts run.
 
 use thresher::dom::{parse_bytes, Dom};
 use thresher::template::{clean_site, Algorithm};
@@ -375,5 +375,29 @@ fn a_page_with_a_second_article_keeps_the_first() {
     let wanted: Vec<String> = (0..4).map(|k| format!("Story 1 paragraph {k}:")).collect();
     for (mode, text) in [("page", &page), ("site", &site)] {
         assert_keeps(mode, text, &wanted, &CHROME);
+    }
+}
+
+/// `html` with its whole body in an element hidden until the page's scripts run (against a
+/// flash of unstyled content), holding a dialog that hides itself.
+fn veiled(html: String) -> String {
+    html.replacen(
+        "<body>",
+        "<body><div style=\"visibility:hidden;min-height:100vh\">\
+         <div class=cookie-dialog style=\"display:none\"><p>We use cookies to improve your \
+         experience. Manage cookie settings or accept all cookies.</p></div>",
+        1,
+    )
+    .replacen("</body>", "</div></body>", 1)
+}
+
+#[test]
+fn regression_a_page_veiled_until_its_scripts_run_comes_out_empty() {
+    let (page, site) = cleaned(|a| veiled(two_articles_page(a)));
+    let wanted: Vec<String> = (0..4).map(|k| format!("Story 1 paragraph {k}:")).collect();
+    for (mode, text) in [("page", &page), ("site", &site)] {
+        let mut chaff = CHROME.to_vec();
+        chaff.push("cookie settings");
+        assert_keeps(mode, text, &wanted, &chaff);
     }
 }

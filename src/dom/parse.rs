@@ -65,6 +65,8 @@ pub struct Parsed {
     pub truncated: bool,
     /// `og:url`, the page's address when it has no canonical link.
     og_url: Option<String>,
+    /// Elements that hide themselves by their own attributes, in document order (`unveil`).
+    hiders: Vec<u32>,
 }
 
 impl Parsed {
@@ -151,8 +153,10 @@ pub fn parse_html_releasing(html: &str, release: &dyn Fn()) -> Parsed {
         robots: MetaRobots::default(),
         truncated: cut.is_some() || over_budget,
         og_url: None,
+        hiders: Vec::new(),
     };
     flatten(&rc.document, &mut out, release);
+    unveil(&mut out);
     if out.dom.info.url.is_none() {
         out.dom.info.url = out.og_url.take();
     }
@@ -671,6 +675,7 @@ fn push_element<'a>(
     }
     if is_hidden(attr) {
         own |= flags::HIDDEN;
+        out.hiders.push(out.dom.nodes.len() as u32);
     }
     if note_metadata(out, tag, attr) {
         own |= flags::IN_LINK;
@@ -771,6 +776,61 @@ fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64
     }
 }
 
+/// A page that shows under a tenth of its text as much as `UNVEIL_MIN_CHARS` hides
+/// nothing: the rest waits for its scripts.
+const UNVEIL_MIN_CHARS: usize = 500;
+
+/// Lift the veil of a page that hides nearly all its text under one element until its scripts
+/// have run (`visibility:hidden` on an application's root against a flash of unstyled content,
+/// `aria-hidden` on the page behind a dialog): when the text shown is under a tenth of the text
+/// hidden, and one outermost hiding element holds most of the hidden text, that element's own
+/// hiding is dropped (what it holds that hides itself stays hidden). A reader of the loaded page
+/// sees that text; a crawler that runs no scripts would otherwise see an empty page.
+fn unveil(out: &mut Parsed) {
+    let nodes = &mut out.dom.nodes;
+    let chars = |n: &Node| match &n.kind {
+        NodeKind::Text(t) if n.flags & flags::IN_HEAD == 0 => t.text.len(),
+        _ => 0,
+    };
+    let (mut shown, mut hidden) = (0usize, 0usize);
+    for n in nodes.iter() {
+        if n.flags & flags::HIDDEN != 0 {
+            hidden += chars(n);
+        } else {
+            shown += chars(n);
+        }
+    }
+    if hidden < UNVEIL_MIN_CHARS || shown * 10 >= hidden {
+        return;
+    }
+    let outermost = out.hiders.iter().copied().filter(|&h| {
+        let parent = nodes[h as usize].parent;
+        parent == NO_PARENT || nodes[parent as usize].flags & flags::HIDDEN == 0
+    });
+    let held = |h: u32| -> usize {
+        let n = &nodes[h as usize];
+        nodes[h as usize..n.end as usize].iter().map(chars).sum()
+    };
+    let Some((veil, most)) = outermost.map(|h| (h, held(h))).max_by_key(|&(_, c)| c) else {
+        return;
+    };
+    if most * 2 < hidden {
+        return;
+    }
+    let end = nodes[veil as usize].end;
+    nodes[veil as usize].flags &= !flags::HIDDEN;
+    for i in veil + 1..end {
+        let parent = nodes[i as usize].parent as usize;
+        let hides = out.hiders.binary_search(&i).is_ok();
+        let flag = if hides || nodes[parent].flags & flags::HIDDEN != 0 {
+            flags::HIDDEN
+        } else {
+            0
+        };
+        nodes[i as usize].flags = (nodes[i as usize].flags & !flags::HIDDEN) | flag;
+    }
+}
+
 fn is_hidden<'a>(attr: &impl Fn(&str) -> Option<&'a str>) -> bool {
     if attr("hidden").is_some() {
         return true;
@@ -806,6 +866,51 @@ mod tests {
     use crate::dom::paths::path_string;
     use crate::dom::tree::KNOWN_TAGS;
 
+    fn shown(html: &str) -> String {
+        crate::dom::text::visible_text(&parse_html(html).dom)
+    }
+
+    const PROSE: &str = "<p>Rangers counted the boats left at the lake and asked walkers to \
+        carry out everything they bring in, a rule that starts in spring and runs all summer long \
+        for every visitor of the park.</p>";
+
+    #[test]
+    fn a_page_hidden_whole_until_its_scripts_run_is_shown_but_what_hides_itself_stays_hidden() {
+        let html = format!(
+            "<body><div id=root style='visibility: hidden'><h1>Lake rules</h1>{}\
+             <div style='display:none'><p>Cookie dialog</p></div>\
+             <div aria-hidden=true><div hidden><p>Search overlay</p></div></div></div></body>",
+            PROSE.repeat(4)
+        );
+        let text = shown(&html);
+        assert!(
+            text.contains("Lake rules") && text.contains("Rangers counted"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("Cookie dialog") && !text.contains("Search overlay"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn hidden_parts_of_a_page_that_shows_its_text_stay_hidden() {
+        // Shown text a tenth of the hidden: the hidden part is a dialog, a tab, a menu.
+        let html = format!(
+            "<body><main>{}</main><div aria-hidden=true>{}</div></body>",
+            PROSE,
+            PROSE.replace("Rangers", "Dialog").repeat(8)
+        );
+        let text = shown(&html);
+        assert!(
+            text.contains("Rangers") && !text.contains("Dialog"),
+            "{text}"
+        );
+        // Little text hidden at all: nothing to lift.
+        let html = "<body><div style='visibility:hidden'><p>Loading the map</p></div></body>";
+        assert_eq!(shown(html).trim(), "");
+    }
+
     /// Regression: a page of 230,000 links held its whole `Rc` DOM until the arena was complete.
     #[test]
     fn flatten_frees_each_rc_node_once_it_is_in_the_arena() {
@@ -825,6 +930,7 @@ mod tests {
             robots: MetaRobots::default(),
             truncated: false,
             og_url: None,
+            hiders: Vec::new(),
         };
         flatten(&rc.document, &mut out, &|| {});
         assert_eq!(out.links.len(), 1);

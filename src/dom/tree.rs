@@ -18,7 +18,8 @@ pub const MAX_NODES: usize = 500_000;
 
 /// Node flags, inherited from ancestors where the name says "in".
 pub mod flags {
-    /// The node or an ancestor is hidden (`hidden`, `aria-hidden=true`, inline `display:none`).
+    /// The node or an ancestor is hidden (`hidden`, `aria-hidden=true`, inline `display:none`
+    /// or `visibility:hidden`), unless it hides nearly the whole page (`parse::unveil`).
     pub const HIDDEN: u16 = 1;
     /// The node is inside an `<a href>`.
     pub const IN_LINK: u16 = 2;
@@ -454,8 +455,10 @@ impl Dom {
 /// What stored DOM bytes start with: a length prefix no arena can have (a varint of 2³² − 1
 /// nodes: the encodings before this one started with the node count, always smaller), then
 /// the encoding's version. Version 2: flags of 16 bits, `Element::extra`, `Dom::info`,
-/// `<noscript>` parsed as markup, `<pre>` whitespace and formulas kept as text.
-pub const ENCODING: [u8; 6] = [0xff, 0xff, 0xff, 0xff, 0x0f, 2];
+/// `<noscript>` parsed as markup, `<pre>` whitespace and formulas kept as text. Version 3: the
+/// same bytes, but a page hidden whole until its scripts run is no longer hidden
+/// (`parse::unveil`), so version 2 is read as older (parsed again from its HTML).
+pub const ENCODING: [u8; 6] = [0xff, 0xff, 0xff, 0xff, 0x0f, 3];
 
 /// Why stored DOM bytes cannot be read.
 #[derive(Debug, thiserror::Error)]

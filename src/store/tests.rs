@@ -182,6 +182,35 @@ fn regression_older_dom_encoding_is_parsed_again_from_the_html() {
     assert_eq!(s.path_set("a", 8).unwrap().unwrap(), vec![9]);
 }
 
+/// A DOM of encoding version 2 hides a page veiled until its scripts run; read back, the page
+/// is parsed again with today's parse, which shows it.
+#[test]
+fn regression_a_version_2_dom_is_parsed_again_from_the_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let prose = "<p>Rangers counted the boats left at the lake and asked walkers to carry out \
+                 everything they bring in, a rule that starts in spring.</p>"
+        .repeat(6);
+    let html = format!("<body><div style='visibility:hidden'>{prose}</div></body>");
+    let today = parse_html(&html).dom;
+    assert!(crate::dom::text::visible_text(&today).contains("Rangers"));
+    let mut v2 = crate::dom::tree::ENCODING.to_vec();
+    v2[5] = 2;
+    let mut c = Commit::new();
+    c.page(
+        NewPage::new(
+            7,
+            meta("http://a/", "a"),
+            html.as_bytes(),
+            &Default::default(),
+            &today.path_set(),
+        )
+        .with_dom_bytes(&v2),
+    );
+    s.commit(c).unwrap();
+    assert_eq!(dom_of(&s, "a", 7), today);
+}
+
 #[test]
 fn a_second_url_with_the_same_body_is_recorded_as_a_duplicate() {
     let dir = tempfile::tempdir().unwrap();
