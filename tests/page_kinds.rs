@@ -2,7 +2,8 @@
 //! (one page of its host) and in site mode (three pages of one template): a forum thread held in
 //! `<noscript>`, a thread of posts, a product grid with facets, a landing page of sibling
 //! sections, a product with JSON-LD and tabs, documentation headings that link to themselves,
-//! a page carrying a second article after the first, and a page hidden until its scripts run.
+//! a page carrying a second article after the first, a page hidden until its scripts run, and
+//! code samples in tabs.
 
 use thresher::dom::{parse_bytes, Dom};
 use thresher::template::{clean_site, Algorithm};
@@ -243,6 +244,36 @@ fn docs_page(d: usize) -> String {
     )
 }
 
+/// A quickstart whose code sample comes in three languages, in tabs: the first shown, the
+/// others hidden until their tab is chosen.
+fn code_tabs_page(d: usize) -> String {
+    let sample = |lang: &str, call: &str| {
+        format!(
+            "<pre><code class=language-{lang}>client = connect(\"{}-{d}\")\n{call}(client, \
+             \"hello from release {d}\")</code></pre>",
+            thing(d)
+        )
+    };
+    chrome(
+        &format!("Quickstart {d}"),
+        &format!(
+            "<main><h1>Send your first message, release {d}</h1><p>Install the client for your \
+             language, set your key, and run the sample below; the message arrives within a \
+             few seconds on the {} you registered.</p><div class=code-tabs>\
+             <div role=tablist><button role=tab>Python</button><button role=tab>Node.js\
+             </button><button role=tab>Go</button></div>\
+             <div role=tabpanel>{}</div><div role=tabpanel hidden>{}</div>\
+             <div role=tabpanel style=\"display: none\">{}</div></div>\
+             <p>Run the sample from a terminal; the console prints the message's id.</p></main>",
+            thing(d + 1),
+            sample("python", "send_python"),
+            sample("javascript", "await sendNode"),
+            sample("go", "SendGo")
+        ),
+        "",
+    )
+}
+
 /// A news page that appends the next story below the first (continuous scroll).
 fn two_articles_page(a: usize) -> String {
     let story = |n: usize, title: &str| {
@@ -399,5 +430,17 @@ fn regression_a_page_veiled_until_its_scripts_run_comes_out_empty() {
         let mut chaff = CHROME.to_vec();
         chaff.push("cookie settings");
         assert_keeps(mode, text, &wanted, &chaff);
+    }
+}
+
+#[test]
+fn a_code_sample_keeps_the_languages_in_its_hidden_tabs() {
+    let (page, site) = cleaned(code_tabs_page);
+    let wanted: Vec<String> = ["send_python", "await sendNode", "SendGo"]
+        .iter()
+        .map(|call| format!("{call}(client, \"hello from release 1\")"))
+        .collect();
+    for (mode, text) in [("page", &page), ("site", &site)] {
+        assert_keeps(mode, text, &wanted, &CHROME);
     }
 }

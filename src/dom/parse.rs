@@ -831,7 +831,13 @@ fn unveil(out: &mut Parsed) {
     }
 }
 
+/// Whether an element's own attributes hide it. A tab panel never hides (`role=tabpanel`: the
+/// other languages of a code sample, a product's specifications and reviews): its text is one
+/// click away and is as much the page's as the panel shown.
 fn is_hidden<'a>(attr: &impl Fn(&str) -> Option<&'a str>) -> bool {
+    if attr("role").is_some_and(|r| r.trim().eq_ignore_ascii_case("tabpanel")) {
+        return false;
+    }
     if attr("hidden").is_some() {
         return true;
     }
@@ -889,6 +895,23 @@ mod tests {
         );
         assert!(
             !text.contains("Cookie dialog") && !text.contains("Search overlay"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_hidden_tab_panel_is_shown_but_what_hides_itself_inside_stays_hidden() {
+        let html = "<body><div role=tablist><button role=tab>Specs</button></div>\
+            <div role=tabpanel hidden><p>Weight 700 g</p><p style='display:none'>Old price</p>\
+            </div><div role='TabPanel' style='display: none'><p>Reviews</p></div>\
+            <div hidden><p>Dialog</p></div></body>";
+        let text = shown(html);
+        assert!(
+            text.contains("Weight 700 g") && text.contains("Reviews"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("Old price") && !text.contains("Dialog"),
             "{text}"
         );
     }

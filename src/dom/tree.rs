@@ -19,7 +19,8 @@ pub const MAX_NODES: usize = 500_000;
 /// Node flags, inherited from ancestors where the name says "in".
 pub mod flags {
     /// The node or an ancestor is hidden (`hidden`, `aria-hidden=true`, inline `display:none`
-    /// or `visibility:hidden`), unless it hides nearly the whole page (`parse::unveil`).
+    /// or `visibility:hidden`; never a tab panel), unless it hides nearly the whole page
+    /// (`parse::unveil`).
     pub const HIDDEN: u16 = 1;
     /// The node is inside an `<a href>`.
     pub const IN_LINK: u16 = 2;
@@ -456,8 +457,9 @@ impl Dom {
 /// nodes: the encodings before this one started with the node count, always smaller), then
 /// the encoding's version. Version 2: flags of 16 bits, `Element::extra`, `Dom::info`,
 /// `<noscript>` parsed as markup, `<pre>` whitespace and formulas kept as text. Version 3: the
-/// same bytes, but a page hidden whole until its scripts run is no longer hidden
-/// (`parse::unveil`), so version 2 is read as older (parsed again from its HTML).
+/// same bytes, but a page hidden whole until its scripts run and a hidden tab panel are no
+/// longer hidden (`parse::unveil`, `parse::is_hidden`), so version 2 is read as older (parsed
+/// again from its HTML).
 pub const ENCODING: [u8; 6] = [0xff, 0xff, 0xff, 0xff, 0x0f, 3];
 
 /// Why stored DOM bytes cannot be read.
