@@ -45,6 +45,8 @@ pub struct Config {
     pub store: StoreConfig,
     pub recrawl: RecrawlConfig,
     pub cluster: ClusterConfig,
+    /// What written Markdown keeps beyond the text.
+    pub markdown: crate::output::parts::MarkdownParts,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -316,4 +316,54 @@ fn crawl_and_export_write_markdown_with_the_words_of_the_text() {
             "an image with its alt text, absolute against the canonical URL:\n{m}"
         );
     }
+
+    // The same store exported without links and images: their text stays, their markup goes.
+    let bare_dir = dir.path().join("bare");
+    export(&[
+        "--format",
+        "markdown",
+        "--set",
+        "markdown.links=false",
+        "--set",
+        "markdown.images=false",
+        "--out",
+        bare_dir.to_str().unwrap(),
+    ]);
+    let bare = files(&bare_dir, &site, "md");
+    assert_same_words(&text, &bare);
+    for m in bare.values().filter(|m| m.contains("vendor guide")) {
+        assert!(!m.contains("](") && !m.contains("!["), "{m}");
+        assert!(
+            m.contains("> Nobody regrets the day") && m.contains("*single*"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn clean_writes_markdown_without_images_when_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("docs.example");
+    std::fs::create_dir(&site).unwrap();
+    for i in 0..3 {
+        std::fs::write(site.join(format!("p{i}.html")), blog_page(i)).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = Command::new(thresher_bin())
+        .args(["clean", "-q", "--format", "markdown"])
+        .args(["--set", "markdown.images=false", "--out"])
+        .arg(&out)
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = files(&out, "docs.example", "md");
+    assert_eq!(md.len(), 3);
+    for m in md.values() {
+        assert!(
+            m.contains("[vendor guide](https://elsewhere.example/"),
+            "{m}"
+        );
+        assert!(!m.contains("!["), "{m}");
+    }
 }

@@ -2,6 +2,7 @@
 //! on the worker pool, and the task that parses a site's last page cleans and writes the site
 //! (byte-identical pages once, as the crawl stores them), so cleaning overlaps parsing.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +19,7 @@ use super::{CleanError, SiteSummary};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::output;
-use crate::output::TextFormat;
+use crate::output::FileFormat;
 use crate::pool;
 
 /// HTML bytes parsed and cleaned per batch of sites.
@@ -28,7 +29,7 @@ pub(super) fn clean_batches(
     sites: &[Site],
     out: &Path,
     detector: Detector,
-    format: TextFormat,
+    format: FileFormat,
     jobs: usize,
     reporter: &Reporter<'_>,
 ) -> Result<Vec<SiteSummary>, CleanError> {
@@ -65,7 +66,7 @@ fn clean_batch(
     sizes: &[u64],
     out: &Path,
     detector: Detector,
-    format: TextFormat,
+    format: FileFormat,
     jobs: usize,
     reporter: &Reporter<'_>,
 ) -> Result<Vec<SiteSummary>, CleanError> {
@@ -221,7 +222,7 @@ fn clean_one_site(
     parsed: &Parsed,
     out: &Path,
     detector: Detector,
-    format: TextFormat,
+    format: FileFormat,
 ) -> Option<Result<SiteSummary, CleanError>> {
     if parsed.doms.is_empty() {
         return None;
@@ -249,11 +250,10 @@ fn clean_one_site(
         let doms: Vec<Dom> = distinct.iter().map(|&i| parsed.doms[i].clone()).collect();
         detect::clean_site(detector, &doms)
     };
-    let files = match format {
-        TextFormat::Text => &result.texts,
-        TextFormat::Markdown => &result.markdowns,
-    };
-    let texts: Vec<&str> = of.iter().map(|&k| files[k].as_str()).collect();
+    let files: Vec<Cow<'_, str>> = (0..result.texts.len())
+        .map(|k| format.body(&result.texts[k], &result.markdowns[k]))
+        .collect();
+    let texts: Vec<&str> = of.iter().map(|&k| files[k].as_ref()).collect();
     let written = write_site(&out.join(&site.name), site, &parsed.pages, &texts, format);
     Some(written.map(|()| SiteSummary {
         name: site.name.clone(),
@@ -269,7 +269,7 @@ fn write_site(
     site: &Site,
     pages: &[&Page],
     texts: &[&str],
-    format: TextFormat,
+    format: FileFormat,
 ) -> Result<(), CleanError> {
     std::fs::create_dir_all(dir).map_err(|source| CleanError::Write {
         path: dir.to_path_buf(),

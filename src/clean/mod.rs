@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::detect::Detector;
-use crate::output::TextFormat;
+use crate::output::parts::MarkdownParts;
+use crate::output::{FileFormat, TextFormat};
 use crate::pool;
 use batch::clean_batches;
 pub use batch::BATCH_BYTES;
@@ -100,7 +101,7 @@ pub struct Clean {
     warcs: Vec<PathBuf>,
     out: PathBuf,
     detector: Detector,
-    format: TextFormat,
+    format: FileFormat,
     jobs: usize,
 }
 
@@ -113,7 +114,7 @@ impl Clean {
             warcs: Vec::new(),
             out: out.into(),
             detector: Detector::default(),
-            format: TextFormat::Text,
+            format: FileFormat::default(),
             jobs: pool::available(),
         }
     }
@@ -137,7 +138,13 @@ impl Clean {
 
     /// The files' format: plain text (`.txt`, the default) or Markdown (`.md`).
     pub fn format(mut self, format: TextFormat) -> Clean {
-        self.format = format;
+        self.format.format = format;
+        self
+    }
+
+    /// What Markdown files keep beyond the text (links and images by default).
+    pub fn markdown(mut self, parts: MarkdownParts) -> Clean {
+        self.format.markdown = parts;
         self
     }
 
@@ -224,6 +231,6 @@ pub fn clean_sites(
     jobs: usize,
 ) -> Result<(Vec<SiteSummary>, Vec<String>), CleanError> {
     let reporter = Reporter::new(&Quiet);
-    let summaries = clean_batches(sites, out, detector, TextFormat::Text, jobs, &reporter)?;
+    let summaries = clean_batches(sites, out, detector, FileFormat::default(), jobs, &reporter)?;
     Ok((summaries, reporter.take_problems()))
 }

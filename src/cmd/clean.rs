@@ -30,7 +30,8 @@ pub fn run(args: &CleanArgs) -> Result<ExitCode, CleanCmdError> {
     // `[template] detector` / `algorithm` of the config, unless `--detector` / `--algorithm`.
     let mut flags = Overrides::default();
     super::template_overrides(&mut flags, &args.template);
-    let detector = super::settings(&args.settings, flags)?.template.detector;
+    let config = super::settings(&args.settings, flags)?;
+    let detector = config.template.detector;
     if args.site_dirs.is_empty() && args.warc.is_empty() {
         return Err(CleanCmdError::Usage(
             "nothing to clean: give SITE_DIR arguments and/or --warc FILE".into(),
@@ -43,7 +44,10 @@ pub fn run(args: &CleanArgs) -> Result<ExitCode, CleanCmdError> {
             TextFormat::NAMES.join(", ")
         ))
     })?;
-    let mut clean = Clean::new(&args.out).detector(detector).format(format);
+    let mut clean = Clean::new(&args.out)
+        .detector(detector)
+        .format(format)
+        .markdown(config.markdown);
     for dir in &args.site_dirs {
         clean = clean.site_dir(dir);
     }

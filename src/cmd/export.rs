@@ -81,6 +81,7 @@ pub fn run(args: &ExportArgs) -> Result<Summary, ExportError> {
         dedup,
         hosts,
         jobs: crate::pool::available(),
+        markdown: config.markdown,
     };
     let done = corpus::export(&store, &opts, sink.as_mut(), || bar.inc(1)).and_then(|summary| {
         sink.finish()?;

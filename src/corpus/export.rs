@@ -28,6 +28,8 @@ pub struct Options {
     pub hosts: Vec<String>,
     /// Worker threads.
     pub jobs: usize,
+    /// What the `markdown` field keeps beyond the text.
+    pub markdown: crate::output::parts::MarkdownParts,
 }
 
 /// What an export did.
@@ -102,7 +104,7 @@ pub fn export(
         };
         for batch in store.site_pages(host)?.chunks(BATCH) {
             let prepared = crate::pool::parallel_map(batch, opts.jobs, |&id| {
-                prepare(store, host, id, needs, templates.as_ref())
+                prepare(store, host, id, needs, opts.markdown, templates.as_ref())
             });
             for page in prepared {
                 tick();
@@ -147,6 +149,7 @@ fn prepare(
     host: &str,
     id: u64,
     needs: Needs,
+    parts: crate::output::parts::MarkdownParts,
     templates: Option<&Templates>,
 ) -> Result<Option<Prepared>, StoreError> {
     let cleaned = if needs.markdown {
@@ -171,7 +174,7 @@ fn prepare(
             .map(|t| humantime::format_rfc3339_seconds(t).to_string()),
         cluster: clean.cluster,
         markdown: match markdown {
-            Some(m) => m,
+            Some(m) => parts.apply(&m).into_owned(),
             None if needs.markdown => clean.text.clone(),
             None => String::new(),
         },

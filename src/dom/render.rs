@@ -16,20 +16,17 @@ use super::escape::{escape_line_start, fence_for, Escapes};
 use super::layout::{Kind, Layout, Line, NONE};
 use super::tree::{flags, is_block, Dom, NodeKind};
 
-/// What Markdown writes beyond the text.
+/// Where Markdown's links and images point: every page's Markdown carries both (a written file
+/// may leave them out, `output::parts`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Markdown {
-    /// Links as `[text](URL)`; off, their text alone.
-    pub links: bool,
-    /// Images as `![alt](URL)`; off, none.
-    pub images: bool,
     /// The page's address (its `<base href>` resolved, when it has one): links and images are
     /// made absolute against it; without it they are written as the page has them.
     pub base: Option<Url>,
 }
 
 impl Markdown {
-    /// Links and images on, against the page's own address (`PageInfo::url`: its canonical or
+    /// Links and images against the page's own address (`PageInfo::url`: its canonical or
     /// `og:url`, resolved against where it was fetched) when it states one, else against where
     /// it was fetched (`Dom::address`), when that is known.
     pub fn for_page(dom: &Dom) -> Markdown {
@@ -41,13 +38,9 @@ impl Markdown {
         Markdown::with_base(stated.or(fetched))
     }
 
-    /// Links and images on, against `base`.
+    /// Links and images against `base`.
     pub fn with_base(base: Option<Url>) -> Markdown {
-        Markdown {
-            links: true,
-            images: true,
-            base,
-        }
+        Markdown { base }
     }
 }
 
@@ -258,7 +251,6 @@ struct Writer<'a> {
     dom: &'a Dom,
     layout: &'a Layout,
     keep: &'a dyn Fn(usize) -> bool,
-    md: &'a Markdown,
     base: Option<Url>,
     /// Per line: any of its nodes kept.
     shown: Vec<bool>,
@@ -367,7 +359,6 @@ impl<'a> Writer<'a> {
             dom,
             layout,
             keep,
-            md,
             base,
             shown,
             marked: HashSet::new(),
@@ -384,7 +375,6 @@ impl<'a> Writer<'a> {
             // Images standing before this line, between two shown lines.
             while let Some(img) = images.next_if(|img| img.next as usize <= l) {
                 if img.line == NONE
-                    && self.md.images
                     && l > 0
                     && self.shown[l - 1]
                     && self.shown.get(l).copied().unwrap_or(false)
@@ -466,7 +456,7 @@ impl<'a> Writer<'a> {
                 "code" | "kbd" | "samp" | "tt" if self.dom.nodes[a].flags & flags::IN_PRE == 0 => {
                     Some(Mark::Code(fence_for(&code_text(a), 1)))
                 }
-                "a" if self.md.links => e
+                "a" => e
                     .href()
                     .and_then(|h| absolute(self.base.as_ref(), h))
                     .map(Mark::Link),
@@ -513,16 +503,14 @@ impl<'a> Writer<'a> {
             .map(|&n| n as usize)
             .filter(|&i| (self.keep)(i))
             .collect();
-        if self.md.images {
-            items.extend(
-                self.layout
-                    .images
-                    .iter()
-                    .filter(|img| img.line as usize == line_no)
-                    .map(|img| img.node as usize),
-            );
-            items.sort_unstable();
-        }
+        items.extend(
+            self.layout
+                .images
+                .iter()
+                .filter(|img| img.line as usize == line_no)
+                .map(|img| img.node as usize),
+        );
+        items.sort_unstable();
         if let Some(cell) = within {
             let end = dom.nodes[cell].end as usize;
             items.retain(|&i| i > cell && i < end);

@@ -237,9 +237,7 @@ impl Learner {
         let _ = self.tx.send(Msg::Finish);
         let (mut summary, finished) = self.join.join().unwrap_or_default();
         if finished {
-            let out = Output::new(&self.config.crawl.out_dir)
-                .format(self.config.crawl.format)
-                .notify(self.written.clone());
+            let out = Output::of(&self.config, self.written.clone());
             let learner = SiteLearner {
                 store: &self.store,
                 out: &out,
@@ -387,9 +385,7 @@ fn site_passes(
     back: &Sender<Msg>,
     stop: &std::sync::atomic::AtomicBool,
 ) {
-    let out = Output::new(&config.crawl.out_dir)
-        .format(config.crawl.format)
-        .notify(written);
+    let out = Output::of(config, written);
     let learner = SiteLearner {
         store,
         out: &out,
@@ -432,9 +428,7 @@ fn run(
     passes: Passes,
 ) -> (LearnSummary, bool) {
     lower_priority();
-    let out = Output::new(&config.crawl.out_dir)
-        .format(config.crawl.format)
-        .notify(written);
+    let out = Output::of(config, written);
     let learner = SiteLearner {
         store,
         out: &out,

@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::Config;
 use crate::crawl::url::{page_stem, without_credentials};
-use crate::output::TextFormat;
+use crate::output::parts::MarkdownParts;
 use crate::output::{site_dir_name, write_atomic};
+use crate::output::{FileFormat, TextFormat};
 use crate::store::{now_ms, BylineRecord, CleanBatch, CleanRecord, Store, StoreError};
 use crate::template::Cleaned;
 
@@ -68,7 +70,7 @@ pub type WrittenSink = Arc<dyn Fn(&WrittenPage<'_>) + Send + Sync>;
 
 pub struct Output {
     dir: PathBuf,
-    format: TextFormat,
+    format: FileFormat,
     notify: Option<WrittenSink>,
 }
 
@@ -76,14 +78,29 @@ impl Output {
     pub fn new(dir: &Path) -> Output {
         Output {
             dir: dir.to_path_buf(),
-            format: TextFormat::Text,
+            format: FileFormat::default(),
             notify: None,
         }
     }
 
+    /// The crawl's output as `config` sets it (`crawl.out_dir`, `crawl.format`, `[markdown]`),
+    /// telling `written` of every page it writes.
+    pub fn of(config: &Config, written: Option<WrittenSink>) -> Output {
+        Output::new(&config.crawl.out_dir)
+            .format(config.crawl.format)
+            .markdown(config.markdown)
+            .notify(written)
+    }
+
     /// Write the pages' files in `format` (plain text by default).
     pub fn format(mut self, format: TextFormat) -> Output {
-        self.format = format;
+        self.format.format = format;
+        self
+    }
+
+    /// What Markdown files keep beyond the text (links and images by default).
+    pub fn markdown(mut self, parts: MarkdownParts) -> Output {
+        self.format.markdown = parts;
         self
     }
 
@@ -149,10 +166,7 @@ impl Output {
         if store.cleaned_sum(id)? == Some(sum) && path.exists() {
             return Ok(false);
         }
-        let body = match self.format {
-            TextFormat::Text => &text,
-            TextFormat::Markdown => &markdown,
-        };
+        let body = self.format.body(&text, &markdown);
         let write = || write_atomic(&path, body.as_bytes());
         let written = match write() {
             // The site's first page (or the directory was removed): create it and try again.
@@ -258,11 +272,13 @@ impl Output {
             }
             if let Some(clean) = store.cleaned(id)? {
                 let path = self.file_path(&dir, id);
-                let body = match self.format {
-                    TextFormat::Text => clean.text,
+                let markdown = match self.format.format {
+                    TextFormat::Text => None,
                     // Text stored before Markdown was: its plain text.
-                    TextFormat::Markdown => store.cleaned_markdown(id)?.unwrap_or(clean.text),
+                    TextFormat::Markdown => store.cleaned_markdown(id)?,
                 };
+                let markdown = markdown.as_deref().unwrap_or(&clean.text);
+                let body = self.format.body(&clean.text, markdown);
                 std::fs::create_dir_all(&dir)
                     .and_then(|()| write_atomic(&path, body.as_bytes()))
                     .map_err(|source| OutputError::Write { path, source })?;

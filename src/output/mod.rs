@@ -1,18 +1,23 @@
 //! Files under an output directory, for every command that writes them (the crawl's learner,
 //! `clean`, `clean --warc`, `export`, `inspect`): the one mapping from a site key to a directory
-//! name, the one atomic write, and a cleaned page's file format (`TextFormat`). Below `cmd` and
-//! `learn`, which both use it.
+//! name, the one atomic write, and a cleaned page's file format (`TextFormat`, and what a
+//! Markdown file keeps: `parts`). Below `cmd` and `learn`, which both use it.
 //!
 //! Invariants: [`site_dir_name`] never yields a name that leaves the output directory (`.`,
 //! `..`, a `/`, an empty name) or is too long for a file system, and distinct site keys never
 //! share a directory; [`AtomicFile`] leaves the old file or the new one, never half of one,
 //! and no temporary file behind when it fails.
 
+pub mod parts;
+
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
+
+use parts::MarkdownParts;
 
 /// The format of a cleaned page's file: plain text (`.txt`) or Markdown (`.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -41,6 +46,28 @@ impl TextFormat {
         match self {
             TextFormat::Text => "txt",
             TextFormat::Markdown => "md",
+        }
+    }
+}
+
+/// How a cleaned page's file is written: its format, and what Markdown keeps beyond the text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileFormat {
+    pub format: TextFormat,
+    pub markdown: MarkdownParts,
+}
+
+impl FileFormat {
+    /// The file name extension (without the dot).
+    pub fn extension(self) -> &'static str {
+        self.format.extension()
+    }
+
+    /// A page's file: its `text`, or its `markdown` with what `markdown` parts leave.
+    pub fn body<'a>(self, text: &'a str, markdown: &'a str) -> Cow<'a, str> {
+        match self.format {
+            TextFormat::Text => Cow::Borrowed(text),
+            TextFormat::Markdown => self.markdown.apply(markdown),
         }
     }
 }
