@@ -130,9 +130,12 @@ fn files(dir: &Path, site: &str, extension: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn clean(site: &Path, out: &Path, format: &str) {
+/// `thresher clean` of `site` into `out` with `args` (the format, settings).
+fn clean(site: &Path, out: &Path, args: &[&str]) {
     let o = Command::new(thresher_bin())
-        .args(["clean", "-q", "--format", format, "--out"])
+        .args(["clean", "-q"])
+        .args(args)
+        .arg("--out")
         .arg(out)
         .arg(site)
         .output()
@@ -164,8 +167,8 @@ fn clean_markdown_keeps_the_docs_structure_and_the_words_of_the_text() {
     for i in 0..4 {
         std::fs::write(site.join(format!("d{i}.html")), docs_page(i)).unwrap();
     }
-    clean(&site, &tmp.path().join("txt"), "text");
-    clean(&site, &tmp.path().join("md"), "markdown");
+    clean(&site, &tmp.path().join("txt"), &["--format", "text"]);
+    clean(&site, &tmp.path().join("md"), &["--format", "markdown"]);
     let text = files(&tmp.path().join("txt"), "docs.example", "txt");
     let md = files(&tmp.path().join("md"), "docs.example", "md");
     assert_eq!(text.len(), 4);
@@ -349,14 +352,8 @@ fn clean_writes_markdown_without_images_when_told() {
         std::fs::write(site.join(format!("p{i}.html")), blog_page(i)).unwrap();
     }
     let out = dir.path().join("out");
-    let o = Command::new(thresher_bin())
-        .args(["clean", "-q", "--format", "markdown"])
-        .args(["--set", "markdown.images=false", "--out"])
-        .arg(&out)
-        .arg(&site)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let args = ["--format", "markdown", "--set", "markdown.images=false"];
+    clean(&site, &out, &args);
     let md = files(&out, "docs.example", "md");
     assert_eq!(md.len(), 3);
     for m in md.values() {

@@ -2,11 +2,11 @@
 //! robots, in-flight count, server address) and a timer-ordered set of origins ready to start
 //! a request; jobs run as spawned tasks and report back. Of the origins due, those whose site
 //! started first go first, so sites are crawled in waves and finish (and get their final
-//! template pass) while the crawl runs, rather than all at its end. robots.txt is read before any other
-//! URL of an origin (never when `robots.respect` is off). With `crawl.per_ip_concurrency` on,
-//! an origin's host name is resolved before its first request, and each request also passes
-//! its server's gate (`servers`).
-//! A crawl is done when no origin has work it may start and nothing is in flight.
+//! template pass) while the crawl runs, rather than all at its end. robots.txt is read before
+//! any other URL of an origin (never when `robots.respect` is off). With
+//! `crawl.per_ip_concurrency` on, an origin's host name is resolved before its first request,
+//! and each request also passes its server's gate (`servers`). A crawl is done when no origin
+//! has work it may start and nothing is in flight.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
