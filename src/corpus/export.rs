@@ -174,7 +174,14 @@ fn prepare(
             .map(|t| humantime::format_rfc3339_seconds(t).to_string()),
         cluster: clean.cluster,
         markdown: match markdown {
-            Some(m) => parts.apply(&m).into_owned(),
+            // The stored Markdown itself when nothing is cut (no copy).
+            Some(m) => {
+                let cut = match parts.apply(&m) {
+                    std::borrow::Cow::Owned(cut) => Some(cut),
+                    std::borrow::Cow::Borrowed(_) => None,
+                };
+                cut.unwrap_or(m)
+            }
             None if needs.markdown => clean.text.clone(),
             None => String::new(),
         },

@@ -776,8 +776,8 @@ fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64
     }
 }
 
-/// A page that shows under a tenth of its text as much as `UNVEIL_MIN_CHARS` hides
-/// nothing: the rest waits for its scripts.
+/// The hidden text (characters) below which `unveil` leaves a page as it is: a page with less
+/// hidden is a page with little text, not one waiting for its scripts.
 const UNVEIL_MIN_CHARS: usize = 500;
 
 /// Lift the veil of a page that hides nearly all its text under one element until its scripts
