@@ -45,6 +45,7 @@
 //! ```
 //! use thresher::detect::{clean_site, Detector};
 //! use thresher::dom::parse_bytes;
+//! use thresher::template::Renders;
 //!
 //! let pages: Vec<String> = (1..=6)
 //!     .map(|i| {
@@ -56,9 +57,10 @@
 //!     })
 //!     .collect();
 //! let doms: Vec<_> = pages.iter().map(|p| parse_bytes(p.as_bytes(), None).dom).collect();
-//! let result = clean_site(Detector::default(), &doms);
+//! let result = clean_site(Detector::default(), &doms, Renders::Both);
 //! assert!(result.texts[0].contains("Article 1 says something"));
 //! assert!(!result.texts[0].contains("Copyright"));
+//! assert!(result.markdowns[0].contains("Article 1 says something"));
 //! ```
 //!
 //! The rest of what the commands do is here too: [`status::report`] (a data directory's status),

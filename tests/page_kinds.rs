@@ -6,7 +6,7 @@
 //! code samples in tabs.
 
 use thresher::dom::{parse_bytes, Dom};
-use thresher::template::{clean_site, Algorithm};
+use thresher::template::{clean_site, Algorithm, Renders};
 
 const NAMES: [&str; 6] = ["marta", "jonas", "priya", "tomasz", "aiko", "femi"];
 const THINGS: [&str; 8] = [
@@ -307,9 +307,9 @@ fn dom(html: &str) -> Dom {
 
 /// Page mode (the page alone) and site mode (three pages of its kind): the first page's text.
 fn cleaned(make: impl Fn(usize) -> String) -> (String, String) {
-    let page = clean_site(&[dom(&make(1))], Algorithm::default()).texts[0].clone();
+    let page = clean_site(&[dom(&make(1))], Algorithm::default(), Renders::Text).texts[0].clone();
     let doms: Vec<Dom> = (1..4).map(|i| dom(&make(i))).collect();
-    let site = clean_site(&doms, Algorithm::default()).texts[0].clone();
+    let site = clean_site(&doms, Algorithm::default(), Renders::Text).texts[0].clone();
     (page, site)
 }
 

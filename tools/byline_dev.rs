@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use thresher::corpus::meta::stated;
 use thresher::dom::{charset::decode_html, meta::scan, parse_bytes};
-use thresher::template::{clean_site, Algorithm};
+use thresher::template::{clean_site, Algorithm, Renders};
 
 #[derive(Default)]
 struct Field {
@@ -113,7 +113,7 @@ fn main() {
                 ));
                 doms.push(parse_bytes(&bytes, None).dom);
             }
-            let result = clean_site(&doms, Algorithm::default());
+            let result = clean_site(&doms, Algorithm::default(), Renders::Text);
             for ((f, m), b) in files.iter().zip(&markup).zip(&result.bylines) {
                 pages += 1;
                 let a_ok = author.add(m.author.as_deref(), b.author.as_deref(), same_name);

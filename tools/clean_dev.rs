@@ -20,7 +20,7 @@ use thresher::template::clean::ClusterModel;
 use thresher::template::content::features::Features;
 use thresher::template::content::tokens;
 use thresher::template::engine::{clean_clusters_with, essential_sets};
-use thresher::template::{cluster::cluster, support, Algorithm, Clustering};
+use thresher::template::{cluster::cluster, support, Algorithm, Clustering, Renders};
 
 fn pages(site: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(site)
@@ -79,7 +79,7 @@ fn run(dataset: &Path, out: &Path, oracle: bool) {
         let essential = essential_sets(&doms);
         let c = clustering(&files, &essential, oracle);
         let n = c.clusters.len();
-        let r = clean_clusters_with(&doms, &essential, c, features());
+        let r = clean_clusters_with(&doms, &essential, c, features(), Renders::Text);
         let dir = out.join(site.file_name().unwrap());
         std::fs::create_dir_all(&dir).unwrap();
         for (f, t) in files.iter().zip(&r.texts) {

@@ -16,7 +16,7 @@ use super::report::{lock, Reporter};
 use super::site::{Page, Site, Source};
 use super::warc::Spool;
 use super::{CleanError, SiteSummary};
-use crate::detect::{self, Detector};
+use crate::detect::{self, Detector, Renders};
 use crate::dom::{parse_bytes, Dom};
 use crate::output;
 use crate::output::FileFormat;
@@ -244,11 +244,16 @@ fn clean_one_site(
             })
         })
         .collect();
+    // Only the format written is rendered.
+    let renders = match format.format {
+        output::TextFormat::Text => Renders::Text,
+        output::TextFormat::Markdown => Renders::Markdown,
+    };
     let result = if distinct.len() == parsed.doms.len() {
-        detect::clean_site(detector, &parsed.doms)
+        detect::clean_site(detector, &parsed.doms, renders)
     } else {
         let doms: Vec<Dom> = distinct.iter().map(|&i| parsed.doms[i].clone()).collect();
-        detect::clean_site(detector, &doms)
+        detect::clean_site(detector, &doms, renders)
     };
     let files: Vec<Cow<'_, str>> = (0..result.texts.len())
         .map(|k| format.body(&result.texts[k], &result.markdowns[k]))

@@ -18,6 +18,9 @@ use crate::dom::render::{render, Format, Markdown};
 use crate::dom::Dom;
 use crate::template::{self, Algorithm, Clustering, SiteResult};
 
+/// Which renderings `clean_site` makes (the template engine's).
+pub use crate::template::Renders;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Detector {
     /// TEXT-* clustering plus content extraction (the default, with its algorithm).
@@ -101,10 +104,11 @@ impl FromStr for Detector {
     }
 }
 
-/// Run `detector` over one host's pages (each baseline with its published default parameters).
-pub fn clean_site(detector: Detector, doms: &[Dom]) -> SiteResult {
+/// Run `detector` over one host's pages (each baseline with its published default parameters),
+/// rendering what `renders` asks for (the baselines, which are for measuring, render both).
+pub fn clean_site(detector: Detector, doms: &[Dom], renders: Renders) -> SiteResult {
     match detector {
-        Detector::Text(a) => template::clean_site(doms, a),
+        Detector::Text(a) => template::clean_site(doms, a, renders),
         Detector::NodeHash => node_hash::clean_site(doms, &node_hash::Params::default()),
         Detector::Shingles => shingles::clean_site(doms, &shingles::Params::default()),
         Detector::TableChunks => table_chunks::clean_site(doms, &table_chunks::Params::default()),
@@ -185,10 +189,12 @@ mod tests {
             .map(|i| crate::dom::parse_html(&format!("<p>page {i}</p>")).dom)
             .collect();
         for d in Detector::BASELINES {
-            let r = clean_site(d, &doms);
+            let r = clean_site(d, &doms, Renders::Both);
             assert_eq!(r.clustering.clusters, vec![vec![0, 1, 2]], "{d}");
             assert_eq!(r.texts.len(), 3, "{d}");
         }
-        assert!(clean_site(Detector::NodeHash, &[]).texts.is_empty());
+        assert!(clean_site(Detector::NodeHash, &[], Renders::Both)
+            .texts
+            .is_empty());
     }
 }

@@ -20,7 +20,7 @@ use super::metric::{prf, summarise, tokens, Bag, SiteScores, Summary};
 use crate::detect::{self, Detector};
 use crate::dom::{parse_bytes, Dom};
 use crate::pool;
-use crate::template::Algorithm;
+use crate::template::{Algorithm, Renders};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -252,7 +252,7 @@ fn eval_site(
     let mut runs = Vec::with_capacity(detectors.len());
     for &d in detectors {
         let started = Instant::now();
-        let result = detect::clean_site(d, &doms);
+        let result = detect::clean_site(d, &doms, Renders::Text);
         let detect = started.elapsed();
         let texts: HashMap<&str, &str> = site
             .html

@@ -18,7 +18,7 @@ use crate::store::pages::PageRef;
 use crate::store::{
     now_ms, CleanBatch, ClusterSummary, EraUpdate, RecrawlRun, SiteClusters, Store, StoreError,
 };
-use crate::template::clean::{Cleaned, ClusterModel};
+use crate::template::clean::{Cleaned, ClusterModel, Renders};
 use crate::template::incremental::{ClusterId, HostClusters, IncrementalParams};
 use crate::template::{engine, support};
 
@@ -644,7 +644,7 @@ impl SiteLearner<'_> {
     /// interim whole-site pass): every page's DOM in memory, but those of earlier eras (`old`).
     fn in_memory_pass(&self, site: &str, old: &BTreeSet<u64>) -> Result<Pass, LearnError> {
         let (ids, doms) = self.site_records(site, Store::dom, old)?;
-        let result = detect::clean_site(self.detector, &doms);
+        let result = detect::clean_site(self.detector, &doms, Renders::Both);
         drop(doms);
         let assignment = result.clustering.assignment(ids.len());
         let mut batch = CleanBatch::default();

@@ -5,7 +5,7 @@
 use crate::dom::Dom;
 
 use super::byline::Byline;
-use super::clean::{Cleaned, ClusterModel};
+use super::clean::{Cleaned, ClusterModel, Renders};
 use super::cluster::{cluster, Algorithm, Clustering};
 use super::content::features::Features;
 use super::support::{self, Support};
@@ -15,20 +15,20 @@ pub struct SiteResult {
     pub clustering: Clustering,
     /// Each cluster's template path set, sorted.
     pub templates: Vec<Vec<u64>>,
-    /// Cleaned text per input page, one block per line.
+    /// Cleaned text per input page, one block per line (empty when not asked for: `Renders`).
     pub texts: Vec<String>,
-    /// The same per input page as Markdown.
+    /// The same per input page as Markdown (empty when not asked for).
     pub markdowns: Vec<String>,
     /// What each input page's byline says (`template::byline`); empty for the baseline
     /// detectors, which read none.
     pub bylines: Vec<Byline>,
 }
 
-/// Cluster and clean one host's pages.
-pub fn clean_site(doms: &[Dom], algorithm: Algorithm) -> SiteResult {
+/// Cluster and clean one host's pages, rendering what `renders` asks for.
+pub fn clean_site(doms: &[Dom], algorithm: Algorithm, renders: Renders) -> SiteResult {
     let essential = essential_sets(doms);
     let clustering = cluster(&essential, algorithm);
-    clean_clusters(doms, &essential, clustering)
+    clean_clusters_with(doms, &essential, clustering, Features::ALL, renders)
 }
 
 /// Each page's essential paths E(d), with support counted over all of `doms` (one host).
@@ -48,13 +48,13 @@ pub fn essential_from_sets(sets: &[Vec<u64>]) -> Vec<Vec<u64>> {
 /// cleaned text — what `clean_clusters` does per cluster, for callers that hold one cluster's
 /// pages at a time.
 pub fn clean_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<String>) {
-    let (template, cleaned) = clean_cluster_with(pages, essential, Features::ALL);
+    let (template, cleaned) = clean_cluster_with(pages, essential, Features::ALL, Renders::Text);
     (template, cleaned.into_iter().map(|c| c.text).collect())
 }
 
 /// `clean_cluster` with each page's byline too.
 pub fn clean_cluster_pages(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, Vec<Cleaned>) {
-    clean_cluster_with(pages, essential, Features::ALL)
+    clean_cluster_with(pages, essential, Features::ALL, Renders::Both)
 }
 
 /// A cluster's content model learns from at most this many of its pages; every page is then
@@ -85,15 +85,18 @@ pub fn learn_sample(keys: &[u64]) -> Vec<usize> {
     order
 }
 
-/// `clean_cluster` with some components off (the dev harness's ablations).
+/// `clean_cluster` with some components off (the dev harness's ablations), rendering what
+/// `renders` asks for.
 fn clean_cluster_with(
     pages: &[&Dom],
     essential: &[&[u64]],
     features: Features,
+    renders: Renders,
 ) -> (Vec<u64>, Vec<Cleaned>) {
     let template = support::template(essential.iter().copied());
     if pages.len() <= LEARN_SAMPLE {
-        let (_, cleaned) = ClusterModel::learn_and_clean_pages_with(pages, &template, features);
+        let (_, cleaned) =
+            ClusterModel::learn_and_clean_pages_with(pages, &template, features, renders);
         return (template, cleaned);
     }
     let keys: Vec<u64> = pages.iter().map(|d| sample_key(&d.path_set())).collect();
@@ -101,7 +104,7 @@ fn clean_cluster_with(
     let sample: Vec<&Dom> = chosen.iter().map(|&i| pages[i]).collect();
     // The sample's own texts come with its learning (each page scored once).
     let (model, sample_cleaned) =
-        ClusterModel::learn_and_clean_pages_with(&sample, &template, features);
+        ClusterModel::learn_and_clean_pages_with(&sample, &template, features, renders);
     let mut cleaned: Vec<Option<Cleaned>> = vec![None; pages.len()];
     for (&i, c) in chosen.iter().zip(sample_cleaned) {
         cleaned[i] = Some(c);
@@ -109,7 +112,7 @@ fn clean_cluster_with(
     let cleaned = cleaned
         .into_iter()
         .zip(pages)
-        .map(|(c, d)| c.unwrap_or_else(|| model.clean_page(d)))
+        .map(|(c, d)| c.unwrap_or_else(|| model.clean_page_as(d, renders)))
         .collect();
     (template, cleaned)
 }
@@ -117,15 +120,17 @@ fn clean_cluster_with(
 /// Clean one host's pages under a given clustering (the crawler's, or `cluster`'s):
 /// per cluster, its template and `ClusterModel`, then each member page's text.
 pub fn clean_clusters(doms: &[Dom], essential: &[Vec<u64>], clustering: Clustering) -> SiteResult {
-    clean_clusters_with(doms, essential, clustering, Features::ALL)
+    clean_clusters_with(doms, essential, clustering, Features::ALL, Renders::Both)
 }
 
-/// `clean_clusters` with some components off (the dev harness's ablations).
+/// `clean_clusters` with some components off (the dev harness's ablations), rendering what
+/// `renders` asks for.
 pub fn clean_clusters_with(
     doms: &[Dom],
     essential: &[Vec<u64>],
     clustering: Clustering,
     features: Features,
+    renders: Renders,
 ) -> SiteResult {
     let mut texts = vec![String::new(); doms.len()];
     let mut markdowns = vec![String::new(); doms.len()];
@@ -137,7 +142,7 @@ pub fn clean_clusters_with(
             .iter()
             .map(|&i| essential[i as usize].as_slice())
             .collect();
-        let (template, cleaned) = clean_cluster_with(&pages, &sets, features);
+        let (template, cleaned) = clean_cluster_with(&pages, &sets, features, renders);
         for (&i, c) in members.iter().zip(cleaned) {
             texts[i as usize] = c.text;
             markdowns[i as usize] = c.markdown;

@@ -21,6 +21,6 @@ pub mod minhash;
 pub mod support;
 pub mod synth;
 
-pub use clean::{Cleaned, ClusterModel};
+pub use clean::{Cleaned, ClusterModel, Renders};
 pub use cluster::{Algorithm, Clustering};
 pub use engine::{clean_site, SiteResult};

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 
 use thresher::detect::{self, Detector};
 use thresher::dom::{parse_bytes, text::visible_text, Dom};
+use thresher::template::Renders;
 
 /// xorshift64*: small, seeded, the same on every machine.
 struct Rng(u64);
@@ -128,7 +129,7 @@ fn words(text: &str) -> HashSet<&str> {
 }
 
 fn check(doms: &[Dom], detector: Detector) -> Result<(), String> {
-    let result = detect::clean_site(detector, doms);
+    let result = detect::clean_site(detector, doms, Renders::Both);
     if result.texts.len() != doms.len() {
         return Err(format!(
             "{} texts for {} pages",
@@ -146,7 +147,7 @@ fn check(doms: &[Dom], detector: Detector) -> Result<(), String> {
             ));
         }
     }
-    let again = detect::clean_site(detector, doms);
+    let again = detect::clean_site(detector, doms, Renders::Both);
     if again.texts != result.texts {
         return Err("a second run gave other texts".into());
     }
