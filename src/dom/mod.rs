@@ -1,8 +1,8 @@
 //! The HTML front end shared by the crawler and the template engine: bytes are decoded
-//! (`charset`), parsed once with html5ever into a flat `Send` arena with path hashes (`parse`,
-//! `tree`, `paths`), cut into lines (`layout`) and rendered as plain text or Markdown
-//! (`render`, `text`); `meta` reads what a page says about itself (canonical, meta tags,
-//! JSON-LD, `<time>`) from the raw HTML.
+//! (`charset`), stripped of script and style bodies (`strip`), parsed once with html5ever into a
+//! flat `Send` arena with path hashes (`parse`, `tree`, `paths`), cut into lines (`layout`) and
+//! rendered as plain text or Markdown (`render`, `text`); `meta` reads what a page says about
+//! itself (canonical, meta tags, JSON-LD, `<time>`) from the raw HTML.
 //!
 //! Owns: everything html5ever (its `Rc` tree never leaves `parse`; the rest of thresher sees
 //! `Dom`), the path hash (stable across runs: the store keeps it) and text rendering. The bottom
@@ -16,6 +16,7 @@ pub mod meta;
 pub mod parse;
 pub mod paths;
 pub mod render;
+pub mod strip;
 pub mod text;
 pub mod tree;
 
