@@ -18,7 +18,7 @@ use crate::dom::layout::Kind;
 use crate::dom::tree::{flags, Dom, NodeKind};
 
 use super::blocks::{Block, Blocks};
-use super::markup::{roles, ROLES};
+use super::markup::{page_roles, ROLES};
 
 /// What the rules decided for a page, and where: the features the classifier starts from.
 pub struct Rules<'a> {
@@ -433,9 +433,7 @@ pub fn features(dom: &Dom, blocks: &Blocks, rules: &Rules) -> Described {
     }
     let sums = Sums::new(dom, blocks);
     let runs = Runs::new(dom, &sums);
-    let role_of: Vec<u32> = (0..dom.nodes.len())
-        .map(|i| dom.element(i).map_or(0, roles))
-        .collect();
+    let role_of = page_roles(dom);
     let page_tokens = sums.tokens[0];
     let page_links = sums.links[0];
     let kept_tokens: u32 = blocks

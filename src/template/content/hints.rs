@@ -4,10 +4,12 @@
 //! hint matches whole words only: `navy` or `shared-layout-content` do not match `nav`/`share`.
 //! A word glued from a furniture word and a part word (`commentbody`, `navlinks`) matches too.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use xxhash_rust::xxh3::xxh3_64;
+
 use crate::dom::tree::Element;
+use crate::template::support::PathMap;
 
 /// Words that name furniture when they appear as a whole word of a class or id.
 const FURNITURE: &[&str] = &[
@@ -147,10 +149,13 @@ fn names_furniture(w: &str) -> bool {
 /// not a scan of the vocabulary: this runs for every class word of every element (the scan was
 /// a fifth of `clean`'s time).
 pub(crate) struct GluedWords<T> {
-    /// Each word (lower case) with its first position in the vocabulary and what it names.
-    first: HashMap<String, (usize, T)>,
-    /// Part words, lower case.
-    parts: Vec<String>,
+    /// Each word (lower case), by its hash (`xxh3_64`, no two vocabulary words share one:
+    /// checked when built), with its first position in the vocabulary and what it names. This
+    /// runs for every class word of every element: a hash of a few bytes and one comparison.
+    first: PathMap<(Box<str>, usize, T)>,
+    /// Part words, lower case, with their last byte (compared before the word: most class
+    /// words end in none of them).
+    parts: Vec<(u8, String)>,
     /// No word longer than this can match.
     longest: usize,
 }
@@ -160,13 +165,27 @@ impl<T: Copy> GluedWords<T> {
         vocabulary: impl IntoIterator<Item = (&'a str, T)>,
         parts: &[&str],
     ) -> GluedWords<T> {
-        let mut first = HashMap::new();
+        let mut first: PathMap<(Box<str>, usize, T)> = PathMap::default();
         for (i, (w, t)) in vocabulary.into_iter().enumerate() {
-            first.entry(w.to_ascii_lowercase()).or_insert((i, t));
+            let w = w.to_ascii_lowercase();
+            let entry = first
+                .entry(xxh3_64(w.as_bytes()))
+                .or_insert_with(|| (w.as_str().into(), i, t));
+            assert!(
+                *entry.0 == *w,
+                "invariant: no two vocabulary words share a hash ({w:?}, {:?})",
+                entry.0
+            );
         }
-        let parts: Vec<String> = parts.iter().map(|p| p.to_ascii_lowercase()).collect();
-        let longest = first.keys().map(String::len).max().unwrap_or(0)
-            + parts.iter().map(String::len).max().unwrap_or(0);
+        let parts: Vec<(u8, String)> = parts
+            .iter()
+            .filter_map(|p| {
+                let p = p.to_ascii_lowercase();
+                Some((*p.as_bytes().last()?, p))
+            })
+            .collect();
+        let longest = first.values().map(|(w, ..)| w.len()).max().unwrap_or(0)
+            + parts.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
         GluedWords {
             first,
             parts,
@@ -186,10 +205,11 @@ impl<T: Copy> GluedWords<T> {
         lower.make_ascii_lowercase();
         // ASCII lower-casing keeps UTF-8 valid.
         let lower = std::str::from_utf8(lower).ok()?;
-        let mut best = self.first.get(lower).copied();
-        for p in &self.parts {
-            if lower.len() > p.len() && lower.ends_with(p.as_str()) {
-                if let Some(&(i, t)) = self.first.get(&lower[..lower.len() - p.len()]) {
+        let mut best = self.get(lower);
+        let last = *lower.as_bytes().last()?;
+        for (end, p) in &self.parts {
+            if *end == last && lower.len() > p.len() && lower.ends_with(p.as_str()) {
+                if let Some((i, t)) = self.get(&lower[..lower.len() - p.len()]) {
                     if best.is_none_or(|(b, _)| i < b) {
                         best = Some((i, t));
                     }
@@ -197,6 +217,12 @@ impl<T: Copy> GluedWords<T> {
             }
         }
         best.map(|(_, t)| t)
+    }
+
+    /// The vocabulary word `lower` is, with its position.
+    fn get(&self, lower: &str) -> Option<(usize, T)> {
+        let (word, i, t) = self.first.get(&xxh3_64(lower.as_bytes()))?;
+        (**word == *lower).then_some((*i, *t))
     }
 }
 

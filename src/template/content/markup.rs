@@ -6,7 +6,11 @@
 
 use std::sync::LazyLock;
 
+use xxhash_rust::xxh3::xxh3_64;
+
 use crate::dom::tree::Element;
+use crate::dom::Dom;
+use crate::template::support::PathMap;
 
 use super::hints::{words, GluedWords};
 
@@ -262,9 +266,47 @@ fn role_of_word(w: &str) -> Option<Role> {
     WORDS.find(w)
 }
 
+/// Each node's roles (`roles`; none for a text node). A page repeats a few class values over
+/// thousands of elements: each distinct value's words are looked up once.
+pub fn page_roles(dom: &Dom) -> Vec<u32> {
+    let mut classes: PathMap<(&str, u32)> = PathMap::default();
+    let mut out = Vec::with_capacity(dom.nodes.len());
+    for i in 0..dom.nodes.len() {
+        let Some(e) = dom.element(i) else {
+            out.push(0);
+            continue;
+        };
+        let class = e.class.as_deref().map_or(0, |class| {
+            let (seen, set) = *classes
+                .entry(xxh3_64(class.as_bytes()))
+                .or_insert_with(|| (class, word_roles(class)));
+            // Two values sharing a hash: the second is looked up each time.
+            if seen == class {
+                set
+            } else {
+                word_roles(class)
+            }
+        });
+        out.push(roles_with(e, class));
+    }
+    out
+}
+
+/// The roles the words of a class or id value name.
+fn word_roles(value: &str) -> u32 {
+    words(value)
+        .filter_map(role_of_word)
+        .fold(0, |set, r| set | 1 << (r as u8))
+}
+
 /// The roles `e`'s markup names, as a bit set (bit `Role as u8`).
 pub fn roles(e: &Element) -> u32 {
-    let mut set = 0u32;
+    roles_with(e, e.class.as_deref().map_or(0, word_roles))
+}
+
+/// `roles`, given what `e`'s class words name.
+fn roles_with(e: &Element, class: u32) -> u32 {
+    let mut set = class | e.id.as_deref().map_or(0, word_roles);
     let mut add = |r: Role| set |= 1 << (r as u8);
     match &*e.tag {
         "nav" => add(Role::Nav),
@@ -292,13 +334,6 @@ pub fn roles(e: &Element) -> u32 {
                 "dialog" | "alertdialog" => add(Role::Overlay),
                 "tablist" | "tabpanel" => add(Role::Faq),
                 _ => {}
-            }
-        }
-    }
-    for value in [&e.class, &e.id].into_iter().flatten() {
-        for w in words(value) {
-            if let Some(r) = role_of_word(w) {
-                add(r);
             }
         }
     }
@@ -346,6 +381,21 @@ mod tests {
 
     fn has(set: u32, r: Role) -> bool {
         set & (1 << r as u8) != 0
+    }
+
+    #[test]
+    fn a_page_s_roles_are_each_element_s() {
+        let dom = crate::dom::parse_html(
+            "<nav class='menu'><a class='menu-link'>A</a></nav><div class='product-card'>\
+             <span class='price' itemprop='price'>1</span></div><div class='product-card' \
+             id='comments' role='main'>x</div><aside class='menu'>y</aside>",
+        )
+        .dom;
+        let one_by_one: Vec<u32> = (0..dom.nodes.len())
+            .map(|i| dom.element(i).map_or(0, roles))
+            .collect();
+        assert_eq!(page_roles(&dom), one_by_one);
+        assert!(one_by_one.iter().filter(|&&r| has(r, Role::Item)).count() >= 2);
     }
 
     #[test]
