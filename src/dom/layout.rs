@@ -75,6 +75,11 @@ pub struct Layout {
     pub line_of: Vec<u32>,
     /// Every visible `<img>` with an address, in document order.
     pub images: Vec<Image>,
+    /// The `li` elements holding a heading line, sorted: a list that lays out sections (a
+    /// reference page's member summaries, a grid of titled cards). They render as sections, not
+    /// list items — no marker, no indent — so a heading stays a heading line (`## Methods`, not
+    /// `- ## Methods`) and a code block in it keeps its lines as written.
+    pub sections: Vec<u32>,
 }
 
 /// Form controls: their text (a textarea's default value, a select's options, a button's label)
@@ -170,6 +175,7 @@ impl Layout {
             nodes: Vec::new(),
             line_of: vec![NONE; n],
             images: Vec::new(),
+            sections: Vec::new(),
         };
         // (index, end) of the block elements we are inside, innermost last.
         let mut open: Vec<(usize, usize)> = Vec::new();
@@ -259,9 +265,15 @@ impl Layout {
             }
         }
         out.close(&mut current);
+        out.sections = section_items(dom, &out.lines);
         // An image seen while a line was open belongs to it only if the line went on to hold
         // it (it always does: the line was open); standalone ones already name the next line.
         out
+    }
+
+    /// Whether `li` element `i` holds a heading line (`sections`).
+    pub fn is_section(&self, i: usize) -> bool {
+        u32::try_from(i).is_ok_and(|i| self.sections.binary_search(&i).is_ok())
     }
 
     fn close(&mut self, current: &mut Option<Line>) {
@@ -279,6 +291,20 @@ impl Layout {
     pub fn first_node(&self, l: &Line) -> usize {
         self.nodes[l.start as usize] as usize
     }
+}
+
+/// The `li` elements around the heading lines of `lines`, sorted.
+fn section_items(dom: &Dom, lines: &[Line]) -> Vec<u32> {
+    let mut items: Vec<u32> = lines
+        .iter()
+        .filter(|l| matches!(l.kind, Kind::Heading(_)))
+        .flat_map(|l| dom.ancestors(l.element as usize))
+        .filter(|&a| dom.tag(a) == Some("li"))
+        .map(|a| a as u32)
+        .collect();
+    items.sort_unstable();
+    items.dedup();
+    items
 }
 
 #[cfg(test)]

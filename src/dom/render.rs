@@ -108,11 +108,12 @@ fn cell_of(dom: &Dom, i: usize, row: usize) -> usize {
     cell
 }
 
-/// The `li` elements around node `i` (itself included), outermost first.
-fn items_around(dom: &Dom, i: usize) -> Vec<usize> {
+/// The `li` elements around node `i` (itself included) that render as list items (not
+/// `Layout::sections`), outermost first.
+fn items_around(dom: &Dom, layout: &Layout, i: usize) -> Vec<usize> {
     let mut items: Vec<usize> = std::iter::once(i)
         .chain(dom.ancestors(i))
-        .filter(|&a| dom.tag(a) == Some("li"))
+        .filter(|&a| dom.tag(a) == Some("li") && !layout.is_section(a))
         .collect();
     items.reverse();
     items
@@ -184,7 +185,7 @@ fn plain(dom: &Dom, layout: &Layout, keep: &dyn Fn(usize) -> bool) -> String {
             }
             _ if text.is_empty() => {}
             Kind::Text => {
-                let depth = items_around(dom, line.element as usize).len();
+                let depth = items_around(dom, layout, line.element as usize).len();
                 for _ in 1..depth {
                     out.push_str("  ");
                 }
@@ -620,7 +621,7 @@ impl<'a> Writer<'a> {
             .filter(|&a| dom.tag(a) == Some("blockquote"))
             .count();
         let mut p = "> ".repeat(quotes);
-        let items = items_around(dom, element);
+        let items = items_around(dom, self.layout, element);
         let mut in_list = false;
         for (k, &li) in items.iter().enumerate() {
             let marker = self.marker(li);
@@ -824,6 +825,25 @@ mod tests {
              ```python\ndef f():\n    return 1\n```\n\n\
              | a | b |\n| --- | --- |\n| 1 | x \\| y<br>z |\n\n\
              1. one\n   - inner\n2. two\n\n> quoted\n"
+        );
+    }
+
+    #[test]
+    fn list_items_holding_headings_render_as_sections() {
+        // A reference page's member summaries: each a list item holding a heading, a paragraph
+        // and code. The plain list after them stays a list.
+        let html = "<ul><li><section><h2>Field Summary</h2><p>Fields.</p>\
+            <pre>int x;\n  int y;</pre></section></li>\
+            <li><section><h2>Methods</h2><ul><li>run</li><li>stop</li></ul></section></li></ul>\
+            <p>After.</p><ul><li>one<ul><li>inner</li></ul></li></ul>";
+        assert_eq!(
+            md(html),
+            "## Field Summary\n\nFields.\n\n```\nint x;\n  int y;\n```\n\n## Methods\n\n\
+             - run\n- stop\n\nAfter.\n\n- one\n  - inner\n"
+        );
+        assert_eq!(
+            text(html),
+            "Field Summary\nFields.\nint x;\n  int y;\nMethods\nrun\nstop\nAfter.\none\n  inner\n"
         );
     }
 
