@@ -1,8 +1,9 @@
 //! The HTML front end shared by the crawler and the template engine: bytes are decoded
-//! (`charset`), stripped of script and style bodies (`strip`), parsed once with html5ever into a
-//! flat `Send` arena with path hashes (`parse`, `tree`, `paths`), cut into lines (`layout`) and
-//! rendered as plain text or Markdown (`render`, `text`); `meta` reads what a page says about
-//! itself (canonical, meta tags, JSON-LD, `<time>`) from the raw HTML.
+//! (`charset`), stripped of what no one reads (`strip`: scripts, styles, unread attributes),
+//! parsed once with html5ever into a flat `Send` arena with path hashes (`parse`, `tree`,
+//! `paths`), cut into lines (`layout`) and rendered as plain text or Markdown (`render`,
+//! `text`); `meta` reads what a page says about itself (canonical, meta tags, JSON-LD, `<time>`)
+//! from the raw HTML.
 //!
 //! Owns: everything html5ever (its `Rc` tree never leaves `parse`; the rest of thresher sees
 //! `Dom`), the path hash (stable across runs: the store keeps it) and text rendering. The bottom

@@ -117,7 +117,7 @@ pub const RELEASE_EVERY: usize = 1 << 16;
 /// page's tree and its arena were otherwise resident at once).
 pub fn parse_html_releasing(html: &str, release: &dyn Fn()) -> Parsed {
     let cut = depth_cut(html.as_bytes(), MAX_DEPTH);
-    let stripped = super::strip::strip_raw_bodies(&html[..cut.unwrap_or(html.len())]);
+    let stripped = super::strip::strip_unread(&html[..cut.unwrap_or(html.len())]);
     let html = &*stripped;
     let started = Instant::now();
     let opts = ParseOpts {
