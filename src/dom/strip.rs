@@ -376,6 +376,28 @@ mod tests {
     }
 
     #[test]
+    fn every_attribute_the_parse_reads_is_kept() {
+        // A new `attr("…")` in the parse must be added to `READ`, or the strip would cut it.
+        let source = include_str!("parse.rs");
+        let mut read = 0;
+        for pattern in ["attr(\"", "a.name.local == \""] {
+            for (at, _) in source.match_indices(pattern) {
+                let rest = &source[at + pattern.len()..];
+                let name = &rest[..rest.find('"').expect("a closing quote")];
+                assert!(
+                    is_read(name.as_bytes()),
+                    "parse reads {name:?}: add it to READ"
+                );
+                read += 1;
+            }
+        }
+        assert!(
+            read >= 20,
+            "found {read} reads: has the parse's accessor changed name?"
+        );
+    }
+
+    #[test]
     fn a_near_miss_end_tag_does_not_end_the_body() {
         let html = "<script>a = '</scripts>'; b = '</script'</script>";
         assert_eq!(strip_unread(html), "<script></script>");
