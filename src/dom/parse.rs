@@ -17,6 +17,7 @@ use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
 use super::links::Links;
 use super::paths::{element_path, text_path, DOCUMENT};
+use super::strip::{find_from, JSON_LD_SCRIPT, TEX_SCRIPT};
 use super::tree::{
     flags, static_tag, Dom, Element, Extra, Node, NodeKind, PageInfo, Text, MAX_ATTR, MAX_LD_TYPES,
     MAX_NODES, NO_PARENT,
@@ -267,10 +268,6 @@ fn depth_cut(html: &[u8], max_depth: usize) -> Option<usize> {
     None
 }
 
-fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(hay.get(from..)?, needle).map(|p| from + p)
-}
-
 fn find_ci(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     // Candidates start with the needle's first byte (`<`, never a letter), so memchr finds them.
     let (&first, rest) = needle.split_first()?;
@@ -501,7 +498,7 @@ fn read_script<'a>(
     inherited: u16,
 ) {
     let kind = attr("type").unwrap_or("").trim().to_ascii_lowercase();
-    if kind.starts_with("math/tex") {
+    if kind.starts_with(TEX_SCRIPT) {
         let display = kind.contains("mode=display");
         push_formula(
             out,
@@ -511,7 +508,7 @@ fn read_script<'a>(
             parent_path,
             inherited,
         );
-    } else if kind == "application/ld+json" {
+    } else if kind == JSON_LD_SCRIPT {
         let text = child_text(handle);
         if text.len() <= MAX_LD_BYTES {
             read_json_ld(&mut out.dom.info, &text);

@@ -25,7 +25,7 @@ pub fn strip_unread(html: &str) -> Cow<'_, str> {
         let lt = i + off;
         let rest = &bytes[lt + 1..];
         if rest.starts_with(b"!--") {
-            match find(bytes, lt + 4, b"-->") {
+            match find_from(bytes, lt + 4, b"-->") {
                 Some(end) => i = end + 3,
                 None => break,
             }
@@ -149,14 +149,17 @@ fn start_tag(
 ) -> Option<StartTag> {
     let name_len = bytes[at..]
         .iter()
-        .take_while(|&&b| !is_space(b) && b != b'/' && b != b'>')
+        .take_while(|&&b| !b.is_ascii_whitespace() && b != b'/' && b != b'>')
         .count();
     let name = Name::of(&bytes[at..at + name_len]);
     let mut data_type = false;
     let mut typed = false;
     let mut i = at + name_len;
     loop {
-        while bytes.get(i).is_some_and(|&b| is_space(b) || b == b'/') {
+        while bytes
+            .get(i)
+            .is_some_and(|&b| b.is_ascii_whitespace() || b == b'/')
+        {
             i += 1;
         }
         match *bytes.get(i)? {
@@ -174,13 +177,13 @@ fn start_tag(
                 i += 1;
                 while bytes
                     .get(i)
-                    .is_some_and(|&b| !is_space(b) && !matches!(b, b'/' | b'>' | b'='))
+                    .is_some_and(|&b| !b.is_ascii_whitespace() && !matches!(b, b'/' | b'>' | b'='))
                 {
                     i += 1;
                 }
                 let attr = &bytes[start..i];
                 let name_end = i;
-                while bytes.get(i).is_some_and(|&b| is_space(b)) {
+                while bytes.get(i).is_some_and(|&b| b.is_ascii_whitespace()) {
                     i += 1;
                 }
                 if bytes.get(i) != Some(&b'=') {
@@ -192,7 +195,7 @@ fn start_tag(
                     continue;
                 }
                 i += 1;
-                while bytes.get(i).is_some_and(|&b| is_space(b)) {
+                while bytes.get(i).is_some_and(|&b| b.is_ascii_whitespace()) {
                     i += 1;
                 }
                 let value = match *bytes.get(i)? {
@@ -204,7 +207,10 @@ fn start_tag(
                     }
                     _ => {
                         let start = i;
-                        while bytes.get(i).is_some_and(|&b| !is_space(b) && b != b'>') {
+                        while bytes
+                            .get(i)
+                            .is_some_and(|&b| !b.is_ascii_whitespace() && b != b'>')
+                        {
                             i += 1;
                         }
                         &bytes[start..i]
@@ -263,15 +269,12 @@ fn is_read(attr: &[u8]) -> bool {
     READ.iter().any(|r| r.eq_ignore_ascii_case(attr))
 }
 
-/// Whether a script of this `type` holds what the parse reads (`parse::read_script`), or may:
+/// Whether a script of this `type` holds what the parse reads (`script_is_read`), or may:
 /// a value with a character reference (`ld&#x2B;json`) is not decoded here, so it is kept.
 fn holds_data(kind: &[u8]) -> bool {
-    let kind = kind.trim_ascii();
     kind.contains(&b'&')
-        || kind.eq_ignore_ascii_case(b"application/ld+json")
-        || kind
-            .get(..8)
-            .is_some_and(|k| k.eq_ignore_ascii_case(b"math/tex"))
+        || std::str::from_utf8(kind)
+            .map_or(true, |k| script_is_read(&k.trim().to_ascii_lowercase()))
 }
 
 /// Where the end tag `close` (`</script`, any case, then whitespace, `/` or `>`) first starts
@@ -286,7 +289,7 @@ fn end_tag(bytes: &[u8], from: usize, close: &[u8]) -> Option<usize> {
             .is_some_and(|n| n.eq_ignore_ascii_case(&close[2..]))
             && bytes
                 .get(after)
-                .is_some_and(|&b| is_space(b) || b == b'/' || b == b'>')
+                .is_some_and(|&b| b.is_ascii_whitespace() || b == b'/' || b == b'>')
         {
             return Some(start);
         }
@@ -294,13 +297,19 @@ fn end_tag(bytes: &[u8], from: usize, close: &[u8]) -> Option<usize> {
     }
 }
 
-fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(hay.get(from..)?, needle).map(|p| from + p)
+/// The script types the parse reads (`parse::read_script`): TeX (a prefix:
+/// `math/tex; mode=display`) and JSON-LD.
+pub(super) const TEX_SCRIPT: &str = "math/tex";
+pub(super) const JSON_LD_SCRIPT: &str = "application/ld+json";
+
+/// Whether a script of type `kind` (trimmed, lower case) holds what the parse reads.
+pub(super) fn script_is_read(kind: &str) -> bool {
+    kind.starts_with(TEX_SCRIPT) || kind == JSON_LD_SCRIPT
 }
 
-/// HTML's ASCII whitespace (the tokenizer's: tab, line feed, form feed, carriage return, space).
-fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+/// Where `needle` first starts at or after `from`.
+pub(super) fn find_from(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(hay.get(from..)?, needle).map(|p| from + p)
 }
 
 #[cfg(test)]
