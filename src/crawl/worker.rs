@@ -564,9 +564,12 @@ async fn commit_captured(
 /// commit never reaches the store before its records are in the file (docs/warc.md, "Crash
 /// safety").
 ///
-/// A cluster worker (`logged`: its hooks and the fetch's site) commits the records to the
-/// site's partition log first, without the archive held; a fenced append leaves the file and
-/// the store untouched.
+/// A cluster worker (`logged`: its hooks and the fetch's site) writes the records to its file,
+/// then lets the archive go while it commits them to the site's partition log (which waits for
+/// the engine), then applies `commit`. So a page the log holds is in the worker's file too,
+/// whenever the worker is killed; a kill after the write and before the log append leaves a
+/// record whose page the partition's next owner fetches again (it was in flight). A fenced
+/// append leaves the store untouched; the record stays in the file, as the request was made.
 fn commit_archived(
     store: &Store,
     archive: &Archive,
@@ -583,21 +586,19 @@ fn commit_archived(
         _ => None,
     };
     let (first, request) = held.members(capture, original.as_ref());
+    held.append(&first, request)?;
     if let Some((p, site)) = logged {
         // The log append waits for the engine: made without the archive, so that other
         // partitions' commits go on meanwhile (docs/cluster.md: −37.7 % → −27.0 % against the
-        // embedded crawl). A page whose twin is committed meanwhile is then written as a
-        // response, not a revisit.
-        let first = first.into_owned();
+        // embedded crawl). A page whose twin is committed meanwhile was written as a response,
+        // not a revisit.
+        let records = [&first[..], request].concat();
         drop(held);
-        if !(p.log)(site, [&first[..], request].concat()).map_err(WorkerError::Log)? {
+        if !(p.log)(site, records).map_err(WorkerError::Log)? {
             return Err(WorkerError::Fenced(site.to_string()));
         }
-        let mut held = archive.lock();
-        held.append(&first, request)?;
         return finish_commit(store, commit);
     }
-    held.append(&first, request)?;
     finish_commit(store, commit)
 }
 
@@ -1222,4 +1223,117 @@ pub fn disallowed(origin_id: u32, slot: Slot, entry: &QueueEntry) -> Commit {
         ErrorKind::RobotsDisallowed,
         "disallowed by robots.txt".into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::SystemTime;
+
+    /// A store, an archive in its own directory and a capture of one GET.
+    fn archived() -> (
+        tempfile::TempDir,
+        Store,
+        Archive,
+        super::super::archive::Capture,
+    ) {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let store = Store::open(&tmp.path().join("store"), 1 << 20).expect("store");
+        let mut config = Config::default();
+        config.crawl.warc_dir = Some(tmp.path().join("warc"));
+        let (archive, _) = Archive::open(&config).expect("open").expect("on");
+        let exchange = Exchange {
+            started: SystemTime::UNIX_EPOCH + Duration::from_millis(1_500),
+            version: "HTTP/1.1",
+            request_version: "HTTP/1.1",
+            request_headers: vec![("host", "a.example".into())],
+            status: 200,
+            reason: "OK".into(),
+            headers: vec![("content-type".into(), b"text/html".to_vec())],
+            remote_ip: None,
+        };
+        let url = Url::parse("http://a.example/p").expect("url");
+        let capture = archive.capture(&url, &exchange, Body::Whole(b"<p>page</p>"));
+        (tmp, store, archive, capture)
+    }
+
+    /// The bytes of every file in `dir` (open or finished), one after another.
+    fn written(dir: &std::path::Path) -> Vec<u8> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .expect("WARC dir")
+            .flatten()
+            .map(|f| f.path())
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .flat_map(|f| std::fs::read(f).expect("read"))
+            .collect()
+    }
+
+    /// Hooks whose log append answers `accept` and records, at that moment, whether the
+    /// records it was given were already in the worker's WARC file.
+    fn partitioned(dir: std::path::PathBuf, accept: bool) -> (Partitioned, Arc<Mutex<Vec<bool>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log_seen = seen.clone();
+        let log: LogRecords = Arc::new(move |_site, records: Vec<u8>| {
+            let file = written(&dir);
+            let held = file.windows(records.len()).any(|w| w == &records[..]);
+            log_seen.lock().expect("lock").push(held);
+            Ok(accept)
+        });
+        let p = Partitioned {
+            owns: Arc::new(|_| true),
+            same_partition: Arc::new(|_, _| true),
+            log,
+            hand_on: Arc::new(|_| {}),
+            started: Arc::new(|_| {}),
+            settled: Arc::new(|_| {}),
+        };
+        (p, seen)
+    }
+
+    /// Regression (a cluster test that failed now and then): the records went to the partition
+    /// log first and to the worker's file after, so a kill -9 between the two left a page the
+    /// next owner imported from the log in no WARC file. The file now has them before the log.
+    #[test]
+    fn a_kill_between_log_and_file_left_a_page_in_no_warc() {
+        let (tmp, store, archive, capture) = archived();
+        let (p, seen) = partitioned(tmp.path().join("warc"), true);
+        commit_archived(
+            &store,
+            &archive,
+            &capture,
+            Commit::new(),
+            Some((&p, "a.example")),
+        )
+        .expect("committed");
+        assert_eq!(
+            *seen.lock().expect("lock"),
+            vec![true],
+            "in the file before the log"
+        );
+    }
+
+    /// A fenced append (the partition is another worker's) is an error, and the request that
+    /// was made stays in the worker's own file.
+    #[test]
+    fn a_fenced_fetch_is_not_committed_and_its_records_stay_in_the_file() {
+        let (tmp, store, archive, capture) = archived();
+        let (p, _) = partitioned(tmp.path().join("warc"), false);
+        let err = commit_archived(
+            &store,
+            &archive,
+            &capture,
+            Commit::new(),
+            Some((&p, "a.example")),
+        )
+        .expect_err("fenced");
+        assert!(
+            matches!(err, WorkerError::Fenced(ref s) if s == "a.example"),
+            "{err}"
+        );
+        assert!(written(&tmp.path().join("warc")).len() >= capture.bytes());
+    }
 }
