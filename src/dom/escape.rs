@@ -3,8 +3,9 @@
 //! page wrote them (`snake_case`, `O(n)*`, `$5 and $10`, `Vec<T, A>`).
 //!
 //! Inline delimiters (`*`, `_`, `~`, `` ` ``, `$`) only make markup in pairs: an inline run (a
-//! paragraph, a heading, a table cell) escapes them only when it holds two that could pair, or
-//! when its own markup uses the same character. `<` is escaped only before what reads as an
+//! paragraph, a heading, a table cell) escapes them only when it holds two that could pair (for
+//! `*`, `_` and `~`: a run that may open, by CommonMark's flanking rules, before one that may
+//! close), or when its own markup uses the same character. `<` is escaped only before what reads as an
 //! HTML tag or autolink, `[`/`]` only where a link could form. At a text node's end the next
 //! character is unknown: `\`, `<` and delimiters count as escaped there; a `]` or `!` that the
 //! next node turns into a link is the writer's to escape (`dom::render`).
@@ -21,14 +22,62 @@ pub struct Escapes {
     pipe: bool,
 }
 
-/// Whether a delimiter run between `prev` and `next` (`None`: a node boundary, unknown) could
-/// open or close emphasis: not with whitespace on both sides, and for `_` not inside a word.
-fn can_act(c: char, prev: Option<char>, next: Option<char>) -> bool {
-    let space = |x: Option<char>| x.is_some_and(char::is_whitespace);
-    let alnum = |x: Option<char>| x.is_some_and(char::is_alphanumeric);
-    let flanked_by_space = space(prev) && space(next);
-    let inside_word = c == '_' && alnum(prev) && alnum(next);
-    !(flanked_by_space || inside_word)
+/// What a character beside a delimiter run counts as in CommonMark's flanking rules.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Space,
+    Punct,
+    Other,
+}
+
+/// What `c` may count as (`None`: a node boundary, anything). A non-ASCII character that is
+/// not alphanumeric may be any of the three: readers' Unicode whitespace and punctuation tables
+/// differ.
+fn sides(c: Option<char>) -> &'static [Side] {
+    const ANY: &[Side] = &[Side::Space, Side::Punct, Side::Other];
+    match c {
+        None => ANY,
+        Some(' ' | '\t' | '\n' | '\r' | '\x0c') => &[Side::Space],
+        Some(c) if c.is_ascii_punctuation() => &[Side::Punct],
+        Some(c) if c.is_ascii() || c.is_alphanumeric() => &[Side::Other],
+        Some(_) => ANY,
+    }
+}
+
+/// Whether a run of the delimiter `c` between `prev` and `next` may open and whether it may
+/// close emphasis (or strikethrough): CommonMark's left- and right-flanking rules, with `_`'s
+/// stricter ones inside words.
+fn may_open_close(c: char, prev: Option<char>, next: Option<char>) -> (bool, bool) {
+    let (mut open, mut close) = (false, false);
+    for &p in sides(prev) {
+        for &n in sides(next) {
+            let left = n != Side::Space && (n != Side::Punct || p != Side::Other);
+            let right = p != Side::Space && (p != Side::Punct || n != Side::Other);
+            if c == '_' {
+                open |= left && (!right || p == Side::Punct);
+                close |= right && (!left || n == Side::Punct);
+            } else {
+                open |= left;
+                close |= right;
+            }
+        }
+    }
+    (open, close)
+}
+
+/// One delimiter's runs so far in an inline run: whether one may open, and whether a later
+/// one may close it (then the delimiter is escaped throughout).
+#[derive(Clone, Copy, Default)]
+struct Pairing {
+    opened: bool,
+    pairs: bool,
+}
+
+impl Pairing {
+    fn see(&mut self, (open, close): (bool, bool)) {
+        self.pairs |= close && self.opened;
+        self.opened |= open;
+    }
 }
 
 impl Escapes {
@@ -50,8 +99,9 @@ impl Escapes {
         tildes: bool,
         cell: bool,
     ) -> Escapes {
-        // Runs that could act, per delimiter; `$`: whether an opener came before.
-        let (mut star, mut underscore, mut tilde, mut backtick) = (0, 0, 0, 0);
+        // Emphasis and strikethrough runs that could pair; `$`: whether an opener came before.
+        let (mut star, mut underscore, mut tilde) = Default::default();
+        let mut backtick = 0;
         let mut opener = false;
         let mut dollar = false;
         for text in texts {
@@ -66,9 +116,9 @@ impl Escapes {
                 let prev = k.checked_sub(1).map(|p| chars[p]);
                 let next = chars.get(end).copied();
                 match c {
-                    '*' if can_act(c, prev, next) => star += 1,
-                    '_' if can_act(c, prev, next) => underscore += 1,
-                    '~' if can_act(c, prev, next) => tilde += 1,
+                    '*' => Pairing::see(&mut star, may_open_close(c, prev, next)),
+                    '_' => Pairing::see(&mut underscore, may_open_close(c, prev, next)),
+                    '~' => Pairing::see(&mut tilde, may_open_close(c, prev, next)),
                     '`' => backtick += 1,
                     '$' => {
                         // A `$` opens before non-whitespace and closes after it (pulldown-cmark).
@@ -87,9 +137,9 @@ impl Escapes {
             }
         }
         Escapes {
-            star: stars || star > 1,
-            underscore: underscore > 1,
-            tilde: tildes || tilde > 1,
+            star: stars || star.pairs,
+            underscore: underscore.pairs,
+            tilde: tildes || tilde.pairs,
             backtick: backtick > 1,
             dollar,
             pipe: cell,
@@ -323,6 +373,30 @@ mod tests {
         assert_eq!(esc("Vec<u8>"), "Vec\\<u8>");
         assert_eq!(esc("a < b and c > d"), "a < b and c > d");
         assert_eq!(esc("Hello! See [1]"), "Hello! See [1]");
+    }
+
+    /// Regression: two runs that could not pair (`*args, **kw`: both only open) were escaped,
+    /// so signatures in Markdown read `\\*args, \\*\\*kw`.
+    #[test]
+    fn runs_that_only_open_or_only_close_are_not_escaped() {
+        assert_eq!(
+            esc("listen(target, fn, *args, **kw)"),
+            "listen(target, fn, *args, **kw)"
+        );
+        assert_eq!(
+            esc("m1.adjoint()*b; m2.lu()*b;"),
+            "m1.adjoint()*b; m2.lu()*b;"
+        );
+        assert_eq!(
+            esc("AlignedBox< _Scalar, _AmbientDim >"),
+            "AlignedBox< _Scalar, _AmbientDim >"
+        );
+        assert_eq!(esc("2 * 3 * 4 and a_b_c"), "2 * 3 * 4 and a_b_c");
+        assert_eq!(esc("2*3*4"), "2\\*3\\*4");
+        assert_eq!(esc("**bold** text"), "\\*\\*bold\\*\\* text");
+        assert_eq!(esc("x (_a_)"), "x (\\_a\\_)");
+        assert_eq!(esc("fn *a, b* c"), "fn \\*a, b\\* c");
+        assert_eq!(esc("~~gone~~ here"), "\\~\\~gone\\~\\~ here");
     }
 
     #[test]
