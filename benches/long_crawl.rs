@@ -83,6 +83,10 @@ struct Args {
     /// Global concurrency passed as `--concurrency`.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
+    /// The crawl delay per origin passed as `--delay` (`200ms`: a polite crawl, the CPU
+    /// mostly idle).
+    #[arg(long, default_value = "0ms")]
+    delay: String,
     /// `[template] inline`: clean while crawling (the default, as in the product) or not.
     #[arg(long, value_parser = ["on", "off"], default_value = "on")]
     inline_clean: String,
@@ -264,7 +268,8 @@ fn run(args: &Args) -> Result<ExitCode, String> {
             .arg(&seeds_file)
             .arg("--concurrency")
             .arg(args.concurrency.to_string())
-            .args(["--delay", "0ms"])
+            .arg("--delay")
+            .arg(&args.delay)
             // The learner's one-line summary (end-of-crawl pass time) even with --quiet.
             .env("THRESHER_LEARN_STATS", "1");
         if let Some(p) = args.max_pages_per_host {
@@ -274,8 +279,8 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         cmd
     };
     eprintln!(
-        "long crawl: {} origins × {} pages{}, ~{} KB/page, {}, inline clean {}, concurrency {}; \
-         files in {}",
+        "long crawl: {} origins × {} pages{}, ~{} KB/page, {}, inline clean {}, concurrency {}, \
+         delay {}; files in {}",
         args.origins,
         args.pages,
         args.max_pages_per_host
@@ -287,6 +292,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         },
         args.inline_clean,
         args.concurrency,
+        args.delay,
         paths.dir.display()
     );
     eprintln!("running: {:?}", crawl_cmd());

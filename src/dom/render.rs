@@ -8,7 +8,7 @@
 //! text a CommonMark reader renders from it carries the plain text's tokens (tested with
 //! pulldown-cmark).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
@@ -257,6 +257,11 @@ struct Writer<'a> {
     shown: Vec<bool>,
     /// List items whose marker is written.
     marked: HashSet<usize>,
+    /// Lists written with the other marker (`*` for `-`, `)` for `.`): a list that follows
+    /// another at its depth with no block between would read as the same list.
+    other_marker: HashMap<usize, bool>,
+    /// Per list depth, the list whose item was marked last there.
+    last_list: Vec<usize>,
     blocks: Vec<Block>,
     /// Writing a heading or a table cell: its text alone, without emphasis, code spans, links
     /// or images (a heading's link is its own permalink or a breadcrumb, and a heading reads as
@@ -363,6 +368,8 @@ impl<'a> Writer<'a> {
             base,
             shown,
             marked: HashSet::new(),
+            other_marker: HashMap::new(),
+            last_list: Vec::new(),
             blocks: Vec::new(),
             plain: false,
         }
@@ -626,7 +633,7 @@ impl<'a> Writer<'a> {
         for (k, &li) in items.iter().enumerate() {
             let marker = self.marker(li);
             if k + 1 == items.len() && self.marked.insert(li) {
-                p.push_str(&marker);
+                p.push_str(&self.first_marker(li, k, marker));
                 in_list = true;
             } else {
                 p.push_str(&" ".repeat(marker.len()));
@@ -634,6 +641,37 @@ impl<'a> Writer<'a> {
             }
         }
         (p, in_list)
+    }
+
+    /// `marker`, the marker of item `li` at list depth `depth` (0: outermost), as written on
+    /// its first line: with the other character when its list follows another list at that
+    /// depth right after it (CommonMark reads a change of bullet or delimiter as a new list).
+    fn first_marker(&mut self, li: usize, depth: usize, marker: String) -> String {
+        let list = self.dom.nodes[li].parent as usize;
+        let after_list = matches!(self.blocks.last(), Some(b) if b.group == Some(Group::List));
+        let previous = self.last_list.get(depth).copied();
+        let other = match self.other_marker.get(&list) {
+            Some(&o) => o,
+            None => {
+                let o = match previous {
+                    Some(p) if p != list && after_list => {
+                        !self.other_marker.get(&p).copied().unwrap_or(false)
+                    }
+                    _ => false,
+                };
+                self.other_marker.insert(list, o);
+                o
+            }
+        };
+        self.last_list.resize(depth, usize::MAX);
+        self.last_list.push(list);
+        if !other {
+            return marker;
+        }
+        match marker.strip_suffix(". ") {
+            Some(n) => format!("{n}) "),
+            None => "* ".to_string(),
+        }
     }
 
     /// `- ` or `N. ` for list item `li`.
@@ -845,6 +883,30 @@ mod tests {
             text(html),
             "Field Summary\nFields.\nint x;\n  int y;\nMethods\nrun\nstop\nAfter.\none\n  inner\n"
         );
+    }
+
+    /// Regression: two lists one after the other (as sibling `<ul>`s, or in sibling `<div>`s)
+    /// were written with the same marker and no block between, so a reader took them as one
+    /// list; the second now takes the other marker.
+    #[test]
+    fn adjacent_lists_stay_two_lists_in_markdown() {
+        let html =
+            "<ul><li>a</li><li>b<ul><li>b1</li></ul></li></ul><div><ul><li>c</li></ul></div>\
+            <ol><li>one</li></ol><ol><li>uno</li><li>dos</li></ol><p>After.</p><ul><li>d</li></ul>";
+        let out = md(html);
+        assert_eq!(
+            out,
+            "- a\n- b\n  - b1\n* c\n1. one\n1) uno\n2) dos\n\nAfter.\n\n- d\n"
+        );
+        let lists = pulldown_cmark::Parser::new(&out)
+            .filter(|e| {
+                matches!(
+                    e,
+                    pulldown_cmark::Event::Start(pulldown_cmark::Tag::List(_))
+                )
+            })
+            .count();
+        assert_eq!(lists, 6, "{out}");
     }
 
     #[test]
