@@ -1,10 +1,10 @@
-//! Inline template learning: a thread beside the crawl that hears of every stored page, and per
+//! Inline template learning: threads beside the crawl that hear of every stored page, and per
 //! site — once it has `min_pages` — reclusters incrementally every `recluster_pages` new pages or
 //! `recluster_interval` (within a second while the crawl leaves the CPU idle), writing cleaned
 //! text as it goes. When the crawl is done with a site (nothing left to fetch: its queue is
 //! empty or its budget reached), the site's final pass runs then, with the same engine as
 //! `thresher clean`, so its text is final while the crawl goes on. It runs off the fetch path
-//! (its own thread), so fetching never waits for it. When the crawl finishes, every site changed
+//! (threads of its own), so fetching never waits for it. When the crawl finishes, every site changed
 //! since its last final pass goes through the same engine, on all cores; when the crawl is
 //! interrupted, it stops after the current step (the next run picks up from the store).
 //!
@@ -13,10 +13,11 @@
 //! `template` and `detect` (the engine) and `output`; never imports `progress` or `cmd`, and
 //! nothing on the fetch path waits for it (docs/design.md, "The incremental step").
 //!
-//! Steps get a CPU budget while fetching needs the CPU (`template.learn_cpu_share` of one core:
-//! after a step of `t`, the next waits `t·(1/share − 1)`, unless the rest of the process leaves
-//! half a core idle meanwhile) and run at a lower OS priority (nice 10 on Linux), so a fast
-//! crawl is not slowed. Done sites' passes, whose text is final, run on threads of their own
+//! Steps run on step threads (one per core, a site on one thread at a time) at a lower OS
+//! priority (nice 10 on Linux). While the rest of the process leaves half a core idle (a polite
+//! crawl), a step runs on every step thread; while fetching needs the CPU, one at a time within
+//! a budget (`template.learn_cpu_share` of one core: after a step of `t`, the next waits
+//! `t·(1/share − 1)`), so a fast crawl is not slowed. Done sites' passes, whose text is final, run on threads of their own
 //! (one per core) at the crawl's priority, with no budget: the crawl needs that work done
 //! anyway, and starts no new site while too many wait for it. Steps still pending when the
 //! crawl finishes are dropped — the end-of-crawl pass cleans those pages anyway. The
@@ -54,6 +55,14 @@ enum Msg {
     Passed {
         site: String,
         outcome: Option<(Duration, Result<Step, LearnError>)>,
+    },
+    /// A step thread ran a step of `site` (`outcome` `None`: the step panicked), and gives
+    /// the site's state back.
+    Stepped {
+        site: String,
+        state: Box<SiteState>,
+        took: Duration,
+        outcome: Option<Result<Step, LearnError>>,
     },
     /// The crawl finished: run the end-of-crawl pass, then stop.
     Finish,
@@ -194,6 +203,32 @@ impl Learner {
                     .expect("invariant: a thread can be spawned")
             })
             .collect();
+        // Incremental steps run on threads of their own too, one per core, at nice 10: while
+        // the crawl leaves the CPU idle (a polite crawl) they take every core it leaves, one
+        // site each, so text keeps up with fetching; while it needs the CPU, one at a time
+        // within the CPU budget.
+        let (to_steps, jobs) = mpsc::channel();
+        let jobs = Arc::new(std::sync::Mutex::new(jobs));
+        let steps: Vec<JoinHandle<()>> = (0..threads)
+            .map(|_| {
+                let (c, s, w, back, jobs) = (
+                    config.clone(),
+                    store.clone(),
+                    written.clone(),
+                    tx.clone(),
+                    jobs.clone(),
+                );
+                std::thread::Builder::new()
+                    .name("site-steps".into())
+                    .spawn(move || site_steps(&c, &s, w, &jobs, &back))
+                    .expect("invariant: a thread can be spawned")
+            })
+            .collect();
+        let steps = Steps {
+            clocks: steps.iter().filter_map(thread_clock).collect(),
+            to: to_steps,
+            join: steps,
+        };
         let (c, s, st, w) = (
             config.clone(),
             store.clone(),
@@ -207,7 +242,7 @@ impl Learner {
         };
         let join = std::thread::Builder::new()
             .name("learner".into())
-            .spawn(move || run(&c, &s, &st, w, rx, passes))
+            .spawn(move || run(&c, &s, &st, w, rx, passes, steps))
             .expect("invariant: a thread can be spawned");
         Learner {
             tx,
@@ -274,13 +309,16 @@ const IDLE_STEP_AFTER: Duration = Duration::from_secs(1);
 const IDLE_CORES: f64 = 0.5;
 
 /// How busy the rest of the process (fetching, parsing, storing) kept the CPU since the
-/// learner's last step: process CPU time minus the learner thread's own, over wall time, on
-/// Linux from `getrusage`; elsewhere the crawl is always taken as busy (the fixed budget).
+/// learner's last step: process CPU time minus the learner's own (its thread's and its step
+/// threads'), over wall time, on Linux from `getrusage` and the threads' CPU clocks; elsewhere
+/// the crawl is always taken as busy (the fixed budget).
 struct CpuGauge {
     cores: f64,
     since: Instant,
     at: Option<CpuTimes>,
     idle: bool,
+    /// The step threads' CPU clocks.
+    steps: Vec<ThreadClock>,
 }
 
 #[derive(Clone, Copy)]
@@ -295,30 +333,35 @@ impl CpuGauge {
     /// A window is judged and restarted at this age, so the verdict follows the crawl.
     const MAX_WINDOW: Duration = Duration::from_secs(1);
 
-    fn new() -> CpuGauge {
+    fn new(steps: Vec<ThreadClock>) -> CpuGauge {
         CpuGauge {
             cores: pool::available() as f64,
             since: Instant::now(),
-            at: cpu_times(),
+            at: cpu_times(&steps),
             idle: false,
+            steps,
         }
     }
 
-    /// Start a new window (after the learner's own work), taking the crawl as busy until it
-    /// is measured.
+    /// Start a new window (after a step of the learner's), taking the crawl as busy until it
+    /// is measured: a verdict from before the step does not start the next ones.
     fn restart(&mut self) {
         self.since = Instant::now();
-        self.at = cpu_times();
+        self.at = cpu_times(&self.steps);
         self.idle = false;
     }
 
     /// Whether the rest of the process left at least `IDLE_CORES` unused over the window.
     fn crawl_leaves_cpu(&mut self) -> bool {
+        #[cfg(test)]
+        if tests::ASSUME_IDLE.load(Relaxed) {
+            return true;
+        }
         let wall = self.since.elapsed();
         if wall < Self::MIN_WINDOW {
             return self.idle;
         }
-        let (Some(then), Some(now)) = (self.at, cpu_times()) else {
+        let (Some(then), Some(now)) = (self.at, cpu_times(&self.steps)) else {
             return false;
         };
         let others = (now.process.saturating_sub(then.process))
@@ -334,8 +377,30 @@ impl CpuGauge {
     }
 }
 
-/// CPU time of the whole process and of the calling thread (user + system).
-fn cpu_times() -> Option<CpuTimes> {
+/// A thread's CPU clock (Linux; nothing elsewhere).
+#[cfg(target_os = "linux")]
+type ThreadClock = libc::clockid_t;
+#[cfg(not(target_os = "linux"))]
+type ThreadClock = ();
+
+/// The CPU clock of the thread `handle` runs.
+#[cfg(target_os = "linux")]
+fn thread_clock(handle: &JoinHandle<()>) -> Option<ThreadClock> {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: the thread is alive (its handle is held, not joined); the call writes one
+    // clockid into `clock`.
+    let r = unsafe { libc::pthread_getcpuclockid(handle.as_pthread_t(), &mut clock) };
+    (r == 0).then_some(clock)
+}
+#[cfg(not(target_os = "linux"))]
+fn thread_clock(_: &JoinHandle<()>) -> Option<ThreadClock> {
+    None
+}
+
+/// CPU time of the whole process, and of the calling thread with the threads of `steps`
+/// (user + system).
+fn cpu_times(steps: &[ThreadClock]) -> Option<CpuTimes> {
     #[cfg(target_os = "linux")]
     {
         fn usage(who: libc::c_int) -> Option<Duration> {
@@ -350,13 +415,25 @@ fn cpu_times() -> Option<CpuTimes> {
             };
             Some(tv(ru.ru_utime) + tv(ru.ru_stime))
         }
+        let mut thread = usage(libc::RUSAGE_THREAD)?;
+        for &clock in steps {
+            // SAFETY: clock_gettime writes one `timespec` into the zeroed struct we own; a
+            // clock of a thread that ended gives an error, counted as nothing.
+            let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+            if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
+                thread += Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+            }
+        }
         Some(CpuTimes {
             process: usage(libc::RUSAGE_SELF)?,
-            thread: usage(libc::RUSAGE_THREAD)?,
+            thread,
         })
     }
     #[cfg(not(target_os = "linux"))]
-    None
+    {
+        let _ = steps;
+        None
+    }
 }
 
 struct Pending {
@@ -365,6 +442,69 @@ struct Pending {
 }
 
 /// The site-passes threads, as the learner thread holds them.
+/// The step threads: a job is a site's state and its new pages; the state comes back with
+/// the outcome (`Msg::Stepped`), so a site is never stepped by two threads at once.
+struct Steps {
+    to: Sender<StepJob>,
+    join: Vec<JoinHandle<()>>,
+    clocks: Vec<ThreadClock>,
+}
+
+struct StepJob {
+    site: String,
+    state: Box<SiteState>,
+    pages: Vec<u64>,
+}
+
+/// A step thread: incremental steps at nice 10, each outcome and state sent back to the
+/// learner thread.
+fn site_steps(
+    config: &Config,
+    store: &Store,
+    written: Option<WrittenSink>,
+    jobs: &std::sync::Mutex<Receiver<StepJob>>,
+    back: &Sender<Msg>,
+) {
+    lower_priority();
+    let out = Output::of(config, written);
+    let learner = SiteLearner {
+        store,
+        out: &out,
+        detector: config.template.detector,
+    };
+    while let Some(StepJob {
+        site,
+        mut state,
+        pages,
+    }) = next_shared(jobs)
+    {
+        let started = Instant::now();
+        #[cfg(test)]
+        let in_flight = tests::StepInFlight::start(&site);
+        let outcome =
+            std::panic::catch_unwind(AssertUnwindSafe(|| learner.step(&site, &mut state, &pages)))
+                .ok();
+        #[cfg(test)]
+        drop(in_flight);
+        let took = started.elapsed();
+        let msg = Msg::Stepped {
+            site,
+            state,
+            took,
+            outcome,
+        };
+        if back.send(msg).is_err() {
+            break;
+        }
+    }
+}
+
+/// The next item of a channel a pool of threads shares (`None` once it is closed). The lock is
+/// held while waiting: one idle thread waits, the others wait for it.
+fn next_shared<T>(rx: &std::sync::Mutex<Receiver<T>>) -> Option<T> {
+    rx.lock().ok()?.recv().ok()
+}
+
 struct Passes {
     to: Sender<String>,
     /// Set when the crawl ends: sites not passed yet are left to the end-of-crawl pass.
@@ -391,15 +531,7 @@ fn site_passes(
         out: &out,
         detector: config.template.detector,
     };
-    loop {
-        // The lock is held while waiting: one idle thread waits, the others wait for it.
-        let next = match sites.lock() {
-            Ok(sites) => sites.recv(),
-            Err(_) => break,
-        };
-        let Ok(site) = next else {
-            break;
-        };
+    while let Some(site) = next_shared(sites) {
         if stop.load(Relaxed) {
             break;
         }
@@ -426,6 +558,7 @@ fn run(
     written: Option<WrittenSink>,
     rx: Receiver<Msg>,
     passes: Passes,
+    steps: Steps,
 ) -> (LearnSummary, bool) {
     lower_priority();
     let out = Output::of(config, written);
@@ -470,13 +603,17 @@ fn run(
     // and those of them the crawl was done with again since (more pages came).
     let mut passing: HashSet<String> = HashSet::new();
     let mut again: HashSet<String> = HashSet::new();
+    // Sites whose step a step thread has (their state with it), and those of them the crawl
+    // was done with meanwhile (their pass waits for the step).
+    let mut stepping: HashSet<String> = HashSet::new();
+    let mut done_while_stepping: HashSet<String> = HashSet::new();
     let tick = t
         .recluster_interval
         .clamp(Duration::from_millis(50), IDLE_STEP_AFTER);
     // No step before this: the CPU budget's rest after the last one, unless the crawl leaves
     // the CPU idle.
     let mut rested_at = Instant::now();
-    let mut gauge = CpuGauge::new();
+    let mut gauge = CpuGauge::new(steps.clocks.clone());
     let finish = 'events: loop {
         // Wait for an event (or the tick), then take everything queued behind it, so a step is
         // chosen with all news at hand and `Finish` is never stuck behind page events.
@@ -499,10 +636,32 @@ fn run(
                     // Its final pass cleans every page; no step need run before it.
                     pending.remove(&site);
                     states.remove(&site);
-                    if passing.insert(site.clone()) {
+                    if stepping.contains(&site) {
+                        done_while_stepping.insert(site);
+                    } else if passing.insert(site.clone()) {
                         pass_later(stats, &passes, site);
                     } else {
                         again.insert(site);
+                    }
+                }
+                Msg::Stepped {
+                    site,
+                    state,
+                    took,
+                    outcome,
+                } => {
+                    stepping.remove(&site);
+                    rested_at = Instant::now() + took.mul_f64(1.0 / t.learn_cpu_share - 1.0);
+                    gauge.restart();
+                    let whole = stepped(stats, &mut summary, &site, took, outcome);
+                    if done_while_stepping.remove(&site) {
+                        if passing.insert(site.clone()) {
+                            pass_later(stats, &passes, site);
+                        } else {
+                            again.insert(site);
+                        }
+                    } else if whole {
+                        states.insert(site, *state);
                     }
                 }
                 Msg::Passed { site, outcome } => {
@@ -520,25 +679,28 @@ fn run(
                 Msg::Stop => break 'events false,
             }
         }
+        // Steps for the sites most due: while the crawl leaves the CPU idle, one on each step
+        // thread; else one at a time, after the CPU budget's rest. While the crawl leaves the
+        // CPU idle, a site's new pages wait at most `IDLE_STEP_AFTER`.
         let idle = gauge.crawl_leaves_cpu();
-        if Instant::now() < rested_at && !idle {
-            continue;
-        }
-        // The site most due for a step, one step per turn so new events keep flowing in. While
-        // the crawl leaves the CPU idle, a site's new pages wait at most `IDLE_STEP_AFTER`.
-        let due = pending
-            .iter()
-            .filter(|(site, p)| {
-                let enough = store.site_counters(site).pages >= t.min_pages;
-                enough
-                    && !passing.contains(*site)
-                    && (p.pages.len() as u64 >= t.recluster_pages
-                        || p.since.elapsed() >= t.recluster_interval
-                        || (idle && p.since.elapsed() >= IDLE_STEP_AFTER))
-            })
-            .max_by_key(|(_, p)| p.pages.len())
-            .map(|(s, _)| s.clone());
-        if let Some(site) = due {
+        let room = if idle { steps.join.len() } else { 1 };
+        while stepping.len() < room && (idle || Instant::now() >= rested_at) {
+            let due = pending
+                .iter()
+                .filter(|(site, p)| {
+                    let enough = store.site_counters(site).pages >= t.min_pages;
+                    enough
+                        && !passing.contains(*site)
+                        && !stepping.contains(*site)
+                        && (p.pages.len() as u64 >= t.recluster_pages
+                            || p.since.elapsed() >= t.recluster_interval
+                            || (idle && p.since.elapsed() >= IDLE_STEP_AFTER))
+                })
+                .max_by_key(|(_, p)| p.pages.len())
+                .map(|(s, _)| s.clone());
+            let Some(site) = due else {
+                break;
+            };
             let mut p = pending
                 .remove(&site)
                 .expect("invariant: chosen from pending");
@@ -552,27 +714,49 @@ fn run(
                     },
                 );
             }
-            let state = states.entry(site.clone()).or_default();
-            let started = Instant::now();
-            let result = learner.step(&site, state, &p.pages);
-            let took = started.elapsed();
-            summary.interim_time += took;
-            rested_at = Instant::now() + took.mul_f64(1.0 / t.learn_cpu_share - 1.0);
-            gauge.restart();
-            match result {
-                Ok(step) => {
-                    summary.steps += 1;
-                    summary.interim_cleans += step.cleaned_now;
-                    summary.pages_written += step.written;
-                    report(stats, &site, step);
-                }
-                Err(e) => {
-                    tracing::error!(%site, "template learning step failed: {e}");
-                    summary.failed(&site, &e);
-                }
+            let job = StepJob {
+                state: Box::new(states.remove(&site).unwrap_or_default()),
+                site: site.clone(),
+                pages: p.pages,
+            };
+            if steps.to.send(job).is_err() {
+                tracing::error!("template learning: the step threads are gone");
+                break 'events false;
             }
+            stepping.insert(site);
         }
     };
+    // The steps in hand end first (their states come back, to be saved when interrupted).
+    while !stepping.is_empty() {
+        match rx.recv() {
+            Ok(Msg::Stepped {
+                site,
+                state,
+                took,
+                outcome,
+            }) => {
+                stepping.remove(&site);
+                if stepped(stats, &mut summary, &site, took, outcome)
+                    && !done_while_stepping.contains(&site)
+                {
+                    states.insert(site, *state);
+                }
+            }
+            Ok(Msg::Passed { site, outcome }) => {
+                passing.remove(&site);
+                let _ = stats
+                    .passes_waiting
+                    .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
+                passed(stats, &mut summary, &site, outcome);
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    drop(steps.to);
+    for thread in steps.join {
+        let _ = thread.join();
+    }
     // Sites not passed yet are left to the end-of-crawl pass (or the next run); the pass in
     // hand ends first, so no pass runs beside the end-of-crawl pass.
     passes.stop.store(true, Relaxed);
@@ -600,6 +784,37 @@ fn run(
         }
     }
     (summary, finish)
+}
+
+/// Count a step a step thread ran (`outcome` `None`: it panicked); whether it ended whole
+/// (its state may be kept).
+fn stepped(
+    stats: &CrawlStats,
+    summary: &mut LearnSummary,
+    site: &str,
+    took: Duration,
+    outcome: Option<Result<Step, LearnError>>,
+) -> bool {
+    summary.interim_time += took;
+    match outcome {
+        Some(Ok(step)) => {
+            summary.steps += 1;
+            summary.interim_cleans += step.cleaned_now;
+            summary.pages_written += step.written;
+            report(stats, site, step);
+            true
+        }
+        Some(Err(e)) => {
+            tracing::error!(%site, "template learning step failed: {e}");
+            summary.failed(site, &e);
+            true
+        }
+        None => {
+            tracing::error!(%site, "template learning step panicked");
+            summary.failed(site, &"the step panicked");
+            false
+        }
+    }
 }
 
 /// Hand a done site to the site-passes threads, counted as waiting until its pass is back.
@@ -796,6 +1011,77 @@ mod tests {
 
     fn store_page(store: &Store, site: &str, n: u64) {
         store_page_of(store, site, n, None);
+    }
+
+    /// Steps running now (their sites), the most of `side-*` sites ever at once, and whether
+    /// one site was ever stepped twice at once.
+    static STEPS_IN_FLIGHT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    static STEPS_MOST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static SITE_TWICE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Every learner takes the crawl as leaving the CPU idle, whatever else the test process
+    /// runs meanwhile (other tests).
+    pub(super) static ASSUME_IDLE: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// One step, from its start to its drop.
+    pub(super) struct StepInFlight(String);
+
+    impl StepInFlight {
+        pub(super) fn start(site: &str) -> StepInFlight {
+            let mut now = STEPS_IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+            if now.iter().any(|s| s == site) {
+                SITE_TWICE.store(true, Relaxed);
+            }
+            now.push(site.to_string());
+            // The test below's sites only (other tests' learners step theirs meanwhile).
+            let ours = now.iter().filter(|s| s.starts_with("side-")).count();
+            STEPS_MOST.fetch_max(ours, Relaxed);
+            StepInFlight(site.to_string())
+        }
+    }
+
+    impl Drop for StepInFlight {
+        fn drop(&mut self) {
+            let mut now = STEPS_IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(k) = now.iter().position(|s| *s == self.0) {
+                now.remove(k);
+            }
+        }
+    }
+
+    /// With the process idle (as in a polite crawl), steps of different sites run on the step
+    /// threads at once, and a site is never stepped by two threads at once.
+    #[test]
+    fn while_the_crawl_leaves_the_cpu_idle_sites_are_stepped_side_by_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.crawl.out_dir = dir.path().join("out");
+        let store = Arc::new(Store::open(&dir.path().join("data"), 8 << 20).unwrap());
+        let sites = ["side-a.example", "side-b.example", "side-c.example"];
+        let pages = 400;
+        for site in sites {
+            for n in 0..pages {
+                store_page(&store, site, n);
+            }
+        }
+        let stats = Arc::new(CrawlStats::default());
+        // Every page is unclustered when the learner starts, as after a resume, and the CPU
+        // is idle, as in a polite crawl (taken so: other tests run beside this one).
+        ASSUME_IDLE.store(true, Relaxed);
+        let learner = Learner::spawn(Arc::new(config), store, stats.clone());
+        let all = pages * sites.len() as u64;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while stats.cleaned.load(Relaxed) < all && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let summary = learner.stop();
+        ASSUME_IDLE.store(false, Relaxed);
+        assert_eq!(stats.cleaned.load(Relaxed), all, "{summary:?}");
+        assert!(!SITE_TWICE.load(Relaxed), "a site stepped twice at once");
+        if pool::available() >= 2 {
+            assert!(STEPS_MOST.load(Relaxed) >= 2, "{summary:?}");
+        }
     }
 
     /// Page `n` of `site`; `body_bytes` overrides the recorded body size (a huge page without
