@@ -1,13 +1,12 @@
-//! Cleaning saved pages (`thresher clean SITE_DIR... [--warc FILE]... --out OUT`): the
-//! crawler's template engine over pages already on disk, as a library ([`Clean`]; contract:
-//! docs/design.md). Every `*.html` of a SITE_DIR is one host's pages and becomes
-//! `OUT/<dir name>/<file stem>.txt` (`.md` in Markdown, [`Clean::format`]); the `response` records of WARC files that hold pages the
+//! Cleaning saved pages (`thresher clean SITE_DIR... [--warc FILE]... --out OUT`): the crawler's
+//! template engine over pages already on disk, as a library ([`Clean`]; contract: docs/design.md).
+//! Every `*.html` of a SITE_DIR is one host's pages and becomes `OUT/<dir name>/<file stem>.txt`
+//! (`.md` in Markdown, [`Clean::format`]); the `response` records of WARC files that hold pages the
 //! crawl would store (`clean::warc`; a noindex one is dropped when parsed) are grouped by host and
-//! become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where
-//! `<site>` is the directory the crawl writes the host to (`output::site_dir_name`, port
-//! included) and the page id is the 16 hex digits of the xxh3-64 of the record's target URI
-//! normalised as the crawl normalises URLs (stable across runs and WARC files, safe in file
-//! names).
+//! become `OUT/<site>/<page id>.txt` plus `OUT/<site>/index.tsv` (page id → URL), where `<site>` is
+//! the directory the crawl writes the host to (`output::site_dir_name`, port included) and the page
+//! id is the 16 hex digits of the xxh3-64 of the record's target URI normalised as the crawl
+//! normalises URLs (stable across runs and WARC files, safe in file names).
 //!
 //! Nothing given is lost silently: an input that cannot be used (not a directory, unreadable, a
 //! malformed WARC record) is told to the [`Observer`] and kept in the [`Outcome`], and the rest is

@@ -4,13 +4,12 @@
 //! links back to the frontier, page and path set to the store, all in one atomic commit.
 //!
 //! Owns: the frontier's order, politeness and robots.txt per origin, politeness per server
-//! (`servers`) and host name resolution (`resolve`), fetching, URL
-//! normalisation and scope, the crawl's WARC archive (`archive`) and importing WARC files
-//! (`import`), and the crawl's live figures
-//! (`stats`, which `progress` renders).
-//! Uses `config`, `dom`, `store` and `warc` (content decoding, record writing); reaches sled only through
-//! `store`, and never imports `template`, `learn`, `progress` or `cmd`: the learner hears of
-//! stored pages through a callback (docs/design.md, "Layers").
+//! (`servers`) and host name resolution (`resolve`), fetching, URL normalisation and scope, the
+//! crawl's WARC archive (`archive`) and importing WARC files (`import`), and the crawl's live
+//! figures (`stats`, which `progress` renders). Uses `config`, `dom`, `store` and `warc` (content
+//! decoding, record writing); reaches sled only through `store`, and never imports `template`,
+//! `learn`, `progress` or `cmd`: the learner hears of stored pages through a callback
+//! (docs/design.md, "Layers").
 
 pub mod archive;
 pub mod fetch;

@@ -1,29 +1,28 @@
-//! Inline template learning: threads beside the crawl that hear of every stored page, and per
-//! site — once it has `min_pages` — reclusters incrementally every `recluster_pages` new pages or
-//! `recluster_interval` (within a second while the crawl leaves the CPU idle), writing cleaned
-//! text as it goes. When the crawl is done with a site (nothing left to fetch: its queue is
-//! empty or its budget reached), the site's final pass runs then, with the same engine as
-//! `thresher clean`, so its text is final while the crawl goes on. It runs off the fetch path
-//! (threads of its own), so fetching never waits for it. When the crawl finishes, every site changed
-//! since its last final pass goes through the same engine, on all cores; when the crawl is
-//! interrupted, it stops after the current step (the next run picks up from the store).
+//! Inline template learning: threads beside the crawl that hear of every stored page, and per site
+//! — once it has `min_pages` — reclusters incrementally every `recluster_pages` new pages or
+//! `recluster_interval` (within a second while the crawl leaves the CPU idle), writing cleaned text
+//! as it goes. When the crawl is done with a site (nothing left to fetch: its queue is empty or its
+//! budget reached), the site's final pass runs then, with the same engine as `thresher clean`, so
+//! its text is final while the crawl goes on. It runs off the fetch path (threads of its own), so
+//! fetching never waits for it. When the crawl finishes, every site changed since its last final
+//! pass goes through the same engine, on all cores; when the crawl is interrupted, it stops after
+//! the current step (the next run picks up from the store).
 //!
 //! Owns: when each site of a crawl is reclustered and cleaned, the learner thread, and the crawl's
 //! cleaned-text files and records. Uses `crawl` (the stored-page and done-site notices), `store`,
 //! `template` and `detect` (the engine) and `output`; never imports `progress` or `cmd`, and
 //! nothing on the fetch path waits for it (docs/design.md, "The incremental step").
 //!
-//! Steps run on step threads (one per core, a site on one thread at a time) at a lower OS
-//! priority (nice 10 on Linux). While the rest of the process leaves half a core idle (a polite
-//! crawl), a step runs on every step thread; while fetching needs the CPU, one at a time within
-//! a budget (`template.learn_cpu_share` of one core: after a step of `t`, the next waits
-//! `t·(1/share − 1)`), so a fast crawl is not slowed. Done sites' passes, whose text is final, run on threads of their own
-//! (one per core) at the crawl's priority, with no budget: the crawl needs that work done
-//! anyway, and starts no new site while too many wait for it. Steps still pending when the
-//! crawl finishes are dropped — the end-of-crawl pass cleans those pages anyway. The
-//! end-of-crawl pass runs on the thread that calls [`Learner::finish`], at the crawl's own
-//! priority: fetching is over by then, and at nice 10 a busy machine starved it
-//! (docs/quality.md, inline cost).
+//! Steps run on step threads (one per core, a site on one thread at a time) at a lower OS priority
+//! (nice 10 on Linux). While the rest of the process leaves half a core idle (a polite crawl), a
+//! step runs on every step thread; while fetching needs the CPU, one at a time within a budget
+//! (`template.learn_cpu_share` of one core: after a step of `t`, the next waits `t·(1/share − 1)`),
+//! so a fast crawl is not slowed. Done sites' passes, whose text is final, run on threads of their
+//! own (one per core) at the crawl's priority, with no budget: the crawl needs that work done
+//! anyway, and starts no new site while too many wait for it. Steps still pending when the crawl
+//! finishes are dropped — the end-of-crawl pass cleans those pages anyway. The end-of-crawl pass
+//! runs on the thread that calls [`Learner::finish`], at the crawl's own priority: fetching is over
+//! by then, and at nice 10 a busy machine starved it (docs/quality.md, inline cost).
 
 pub mod eras;
 mod output;
