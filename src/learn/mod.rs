@@ -185,44 +185,34 @@ impl Learner {
         let sites = Arc::new(std::sync::Mutex::new(sites));
         let stop_passes = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let passes = (0..threads)
-            .map(|_| {
-                let (c, s, st, w, back, stop, sites) = (
-                    config.clone(),
-                    store.clone(),
-                    stats.clone(),
-                    written.clone(),
-                    tx.clone(),
-                    stop_passes.clone(),
-                    sites.clone(),
-                );
-                std::thread::Builder::new()
-                    .name("site-passes".into())
-                    .spawn(move || site_passes(&c, &s, &st, w, &sites, &back, &stop))
-                    .expect("invariant: a thread can be spawned")
-            })
-            .collect();
+        let passes = spawn_pool("site-passes", threads, || {
+            let (c, s, st, w, back, stop, sites) = (
+                config.clone(),
+                store.clone(),
+                stats.clone(),
+                written.clone(),
+                tx.clone(),
+                stop_passes.clone(),
+                sites.clone(),
+            );
+            move || site_passes(&c, &s, &st, w, &sites, &back, &stop)
+        });
         // Incremental steps run on threads of their own too, one per core, at nice 10: while
         // the crawl leaves the CPU idle (a polite crawl) they take every core it leaves, one
         // site each, so text keeps up with fetching; while it needs the CPU, one at a time
         // within the CPU budget.
         let (to_steps, jobs) = mpsc::channel();
         let jobs = Arc::new(std::sync::Mutex::new(jobs));
-        let steps: Vec<JoinHandle<()>> = (0..threads)
-            .map(|_| {
-                let (c, s, w, back, jobs) = (
-                    config.clone(),
-                    store.clone(),
-                    written.clone(),
-                    tx.clone(),
-                    jobs.clone(),
-                );
-                std::thread::Builder::new()
-                    .name("site-steps".into())
-                    .spawn(move || site_steps(&c, &s, w, &jobs, &back))
-                    .expect("invariant: a thread can be spawned")
-            })
-            .collect();
+        let steps = spawn_pool("site-steps", threads, || {
+            let (c, s, w, back, jobs) = (
+                config.clone(),
+                store.clone(),
+                written.clone(),
+                tx.clone(),
+                jobs.clone(),
+            );
+            move || site_steps(&c, &s, w, &jobs, &back)
+        });
         let steps = Steps {
             clocks: steps.iter().filter_map(thread_clock).collect(),
             to: to_steps,
@@ -238,6 +228,8 @@ impl Learner {
             to: to_passes,
             stop: stop_passes,
             join: passes,
+            passing: HashSet::new(),
+            again: HashSet::new(),
         };
         let join = std::thread::Builder::new()
             .name("learner".into())
@@ -498,17 +490,82 @@ fn site_steps(
     }
 }
 
+/// `n` threads named `name`, each running the body `make` gives it.
+fn spawn_pool<F>(name: &str, n: usize, make: impl Fn() -> F) -> Vec<JoinHandle<()>>
+where
+    F: FnOnce() + Send + 'static,
+{
+    (0..n)
+        .map(|_| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(make())
+                .expect("invariant: a thread can be spawned")
+        })
+        .collect()
+}
+
 /// The next item of a channel a pool of threads shares (`None` once it is closed). The lock is
 /// held while waiting: one idle thread waits, the others wait for it.
 fn next_shared<T>(rx: &std::sync::Mutex<Receiver<T>>) -> Option<T> {
     rx.lock().ok()?.recv().ok()
 }
 
+/// The site-passes threads, and the learner thread's book of the sites handed to them.
 struct Passes {
     to: Sender<String>,
     /// Set when the crawl ends: sites not passed yet are left to the end-of-crawl pass.
     stop: Arc<std::sync::atomic::AtomicBool>,
     join: Vec<JoinHandle<()>>,
+    /// Sites whose final pass a site-passes thread has (no step may touch them meanwhile).
+    passing: HashSet<String>,
+    /// Those of them the crawl was done with again since (more pages came).
+    again: HashSet<String>,
+}
+
+impl Passes {
+    /// Hand a done site over, counted as waiting until its pass is back; when its pass is
+    /// running, once more after it.
+    fn hand(&mut self, stats: &CrawlStats, site: String) {
+        if !self.passing.insert(site.clone()) {
+            self.again.insert(site);
+        } else if self.to.send(site).is_ok() {
+            stats.passes_waiting.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// The crawl ended: sites not passed yet are left; the passes in hand end first.
+    fn end(&mut self, stats: &CrawlStats) {
+        self.stop.store(true, Relaxed);
+        stats.passes_waiting.store(0, Relaxed);
+        // Closing the channel lets the threads go once it is empty.
+        drop(std::mem::replace(&mut self.to, mpsc::channel().0));
+        for thread in self.join.drain(..) {
+            let _ = thread.join();
+        }
+    }
+
+    /// A site's pass is back: count it. Returns the site when the crawl was done with it again
+    /// meanwhile (to be handed over again while the crawl runs).
+    fn back(
+        &mut self,
+        stats: &CrawlStats,
+        summary: &mut LearnSummary,
+        site: String,
+        outcome: Option<(Duration, Result<Step, LearnError>)>,
+    ) -> Option<String> {
+        self.passing.remove(&site);
+        let _ = stats
+            .passes_waiting
+            .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
+        if let Some((took, result)) = outcome {
+            if result.is_ok() {
+                stats.sites_final.fetch_add(1, Relaxed);
+            }
+            summary.passed(&site, took, result, true);
+        }
+        self.again.remove(&site).then_some(site)
+    }
 }
 
 /// A site-passes thread: done sites' final passes, taken in the order the crawl was done with
@@ -556,7 +613,7 @@ fn run(
     stats: &CrawlStats,
     written: Option<WrittenSink>,
     rx: Receiver<Msg>,
-    passes: Passes,
+    mut passes: Passes,
     steps: Steps,
 ) -> (LearnSummary, bool) {
     lower_priority();
@@ -598,10 +655,6 @@ fn run(
         }
     }
 
-    // Sites whose final pass a site-passes thread has (no step may touch them meanwhile),
-    // and those of them the crawl was done with again since (more pages came).
-    let mut passing: HashSet<String> = HashSet::new();
-    let mut again: HashSet<String> = HashSet::new();
     // Sites whose step a step thread has (their state with it), and those of them the crawl
     // was done with meanwhile (their pass waits for the step).
     let mut stepping: HashSet<String> = HashSet::new();
@@ -637,10 +690,8 @@ fn run(
                     states.remove(&site);
                     if stepping.contains(&site) {
                         done_while_stepping.insert(site);
-                    } else if passing.insert(site.clone()) {
-                        pass_later(stats, &passes, site);
                     } else {
-                        again.insert(site);
+                        passes.hand(stats, site);
                     }
                 }
                 Msg::Stepped {
@@ -654,24 +705,14 @@ fn run(
                     gauge.restart();
                     let whole = stepped(stats, &mut summary, &site, took, outcome);
                     if done_while_stepping.remove(&site) {
-                        if passing.insert(site.clone()) {
-                            pass_later(stats, &passes, site);
-                        } else {
-                            again.insert(site);
-                        }
+                        passes.hand(stats, site);
                     } else if whole {
                         states.insert(site, *state);
                     }
                 }
                 Msg::Passed { site, outcome } => {
-                    passing.remove(&site);
-                    let _ = stats
-                        .passes_waiting
-                        .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
-                    passed(stats, &mut summary, &site, outcome);
-                    if again.remove(&site) {
-                        passing.insert(site.clone());
-                        pass_later(stats, &passes, site);
+                    if let Some(site) = passes.back(stats, &mut summary, site, outcome) {
+                        passes.hand(stats, site);
                     }
                 }
                 Msg::Finish => break 'events true,
@@ -689,7 +730,7 @@ fn run(
                 .filter(|(site, p)| {
                     let enough = store.site_counters(site).pages >= t.min_pages;
                     enough
-                        && !passing.contains(*site)
+                        && !passes.passing.contains(*site)
                         && !stepping.contains(*site)
                         && (p.pages.len() as u64 >= t.recluster_pages
                             || p.since.elapsed() >= t.recluster_interval
@@ -742,11 +783,7 @@ fn run(
                 }
             }
             Ok(Msg::Passed { site, outcome }) => {
-                passing.remove(&site);
-                let _ = stats
-                    .passes_waiting
-                    .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
-                passed(stats, &mut summary, &site, outcome);
+                passes.back(stats, &mut summary, site, outcome);
             }
             Ok(_) => {}
             Err(_) => break,
@@ -758,15 +795,10 @@ fn run(
     }
     // Sites not passed yet are left to the end-of-crawl pass (or the next run); the pass in
     // hand ends first, so no pass runs beside the end-of-crawl pass.
-    passes.stop.store(true, Relaxed);
-    stats.passes_waiting.store(0, Relaxed);
-    drop(passes.to);
-    for thread in passes.join {
-        let _ = thread.join();
-    }
+    passes.end(stats);
     while let Ok(m) = rx.try_recv() {
         if let Msg::Passed { site, outcome } = m {
-            passed(stats, &mut summary, &site, outcome);
+            passes.back(stats, &mut summary, site, outcome);
         }
     }
     if finish {
@@ -813,28 +845,6 @@ fn stepped(
             summary.failed(site, &"the step panicked");
             false
         }
-    }
-}
-
-/// Hand a done site to the site-passes threads, counted as waiting until its pass is back.
-fn pass_later(stats: &CrawlStats, passes: &Passes, site: String) {
-    if passes.to.send(site).is_ok() {
-        stats.passes_waiting.fetch_add(1, Relaxed);
-    }
-}
-
-/// Count a done site's pass that a site-passes thread ran.
-fn passed(
-    stats: &CrawlStats,
-    summary: &mut LearnSummary,
-    site: &str,
-    outcome: Option<(Duration, Result<Step, LearnError>)>,
-) {
-    if let Some((took, result)) = outcome {
-        if result.is_ok() {
-            stats.sites_final.fetch_add(1, Relaxed);
-        }
-        summary.passed(site, took, result, true);
     }
 }
 
