@@ -40,31 +40,21 @@ struct Tree {
     leaf: Vec<f64>,
 }
 
-impl Tree {
-    fn eval(&self, x: &[f64]) -> f64 {
-        if self.feature.is_empty() {
-            return self.leaf[0];
-        }
-        let mut n = 0i32;
-        loop {
-            let i = n as usize;
-            n = if x[usize::from(self.feature[i])] <= self.threshold[i] {
-                self.left[i]
-            } else {
-                self.right[i]
-            };
-            if n < 0 {
-                return self.leaf[!n as usize];
-            }
-        }
-    }
-}
-
-/// A tree ensemble.
+/// A tree ensemble, its trees' arrays laid end to end (children as indices into the whole,
+/// or `!leaf` for an index into `leaf`): no per-tree indirection on the walk, which is a third
+/// of cleaning's CPU in the crawl's passes. Each field has an array of its own, as LightGBM
+/// lays them out: with a split's two children side by side, the compiler turned the walk's
+/// branch into a load that waits on the comparison, 58 % slower (the branch predicts well).
 #[derive(Debug)]
 pub struct Ensemble {
     names: Vec<String>,
-    trees: Vec<Tree>,
+    feature: Vec<u16>,
+    threshold: Vec<f64>,
+    left: Vec<i32>,
+    right: Vec<i32>,
+    leaf: Vec<f64>,
+    /// Each tree's root: a split's index, or `!leaf` for a tree that is one leaf.
+    roots: Vec<i32>,
 }
 
 /// Why a model file cannot be used.
@@ -181,7 +171,50 @@ impl Ensemble {
                 ));
             }
         }
-        Ok(Ensemble { names, trees })
+        Ok(Ensemble::concatenate(names, trees))
+    }
+
+    /// The parsed trees end to end, in order (so sums add up in the same order).
+    fn concatenate(names: Vec<String>, trees: Vec<Tree>) -> Ensemble {
+        let mut e = Ensemble {
+            names,
+            feature: Vec::new(),
+            threshold: Vec::new(),
+            left: Vec::new(),
+            right: Vec::new(),
+            leaf: Vec::new(),
+            roots: Vec::new(),
+        };
+        let index = |n: usize| i32::try_from(n).expect("invariant: a model has < 2^31 nodes");
+        for t in trees {
+            let (base, leaf_base) = (index(e.feature.len()), index(e.leaf.len()));
+            let child = |c: i32| if c < 0 { !(leaf_base + !c) } else { base + c };
+            e.roots.push(if t.feature.is_empty() {
+                !leaf_base
+            } else {
+                base
+            });
+            e.left.extend(t.left.iter().map(|&c| child(c)));
+            e.right.extend(t.right.iter().map(|&c| child(c)));
+            e.feature.extend(t.feature);
+            e.threshold.extend(t.threshold);
+            e.leaf.extend(t.leaf);
+        }
+        e
+    }
+
+    /// The value of the tree whose root is `root` for one feature vector.
+    fn tree(&self, root: i32, x: &[f64]) -> f64 {
+        let mut n = root;
+        while n >= 0 {
+            let i = n as usize;
+            n = if x[usize::from(self.feature[i])] <= self.threshold[i] {
+                self.left[i]
+            } else {
+                self.right[i]
+            };
+        }
+        self.leaf[!n as usize]
     }
 
     /// The feature names the model was trained on.
@@ -191,7 +224,7 @@ impl Ensemble {
 
     /// The raw score (log-odds) of one feature vector.
     pub fn score(&self, x: &[f64]) -> f64 {
-        self.trees.iter().map(|t| t.eval(x)).sum()
+        self.roots.iter().map(|&r| self.tree(r, x)).sum()
     }
 }
 
@@ -305,7 +338,87 @@ mod tests {
         let two = Ensemble::parse(STAGE2).unwrap();
         assert_eq!(one.names(), n1.as_slice());
         assert_eq!(two.names(), n2.as_slice());
-        assert!(!one.trees.is_empty() && !two.trees.is_empty());
+        assert!(!one.roots.is_empty() && !two.roots.is_empty());
+    }
+
+    /// The model file's trees walked one by one as LightGBM lays them out (each tree's
+    /// lines from `split_feature` to `leaf_value`), summed in order.
+    fn reference(text: &str, x: &[f64]) -> f64 {
+        let nums = |v: &str| -> Vec<f64> {
+            v.split_ascii_whitespace()
+                .map(|n| n.parse().unwrap())
+                .collect()
+        };
+        let (mut feature, mut threshold, mut left, mut right) = (vec![], vec![], vec![], vec![]);
+        let mut sum = 0.0;
+        for line in text.lines() {
+            let Some((key, value)) = line.trim().split_once('=') else {
+                continue;
+            };
+            match key {
+                "split_feature" => feature = nums(value),
+                "threshold" => threshold = nums(value),
+                "left_child" => left = nums(value),
+                "right_child" => right = nums(value),
+                "leaf_value" => {
+                    let leaf = nums(value);
+                    let mut n = 0i64;
+                    sum += loop {
+                        if feature.is_empty() {
+                            break leaf[0];
+                        }
+                        let i = n as usize;
+                        n = if x[feature[i] as usize] <= threshold[i] {
+                            left[i]
+                        } else {
+                            right[i]
+                        } as i64;
+                        if n < 0 {
+                            break leaf[!n as usize];
+                        }
+                    };
+                    feature.clear();
+                }
+                _ => {}
+            }
+        }
+        sum
+    }
+
+    /// The trees laid end to end score every vector as the model file's trees walked one by
+    /// one: values at, just below and just above the split thresholds, so every branch is
+    /// taken somewhere, and equal to the last bit (the same additions in the same order).
+    #[test]
+    fn trees_laid_end_to_end_score_as_the_model_file_reads() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for text in [STAGE1, STAGE2] {
+            let e = Ensemble::parse(text).unwrap();
+            let width = e.names().len();
+            let mut by_feature = vec![vec![0.0]; width];
+            for (&f, &t) in e.feature.iter().zip(&e.threshold) {
+                by_feature[usize::from(f)].push(t);
+            }
+            for _ in 0..300 {
+                let x: Vec<f64> = by_feature
+                    .iter()
+                    .map(|ts| {
+                        let t = ts[next() as usize % ts.len()];
+                        match next() % 3 {
+                            0 => t,
+                            1 => t - t.abs().max(1e-9) * 1e-6,
+                            _ => t + t.abs().max(1e-9) * 1e-6,
+                        }
+                    })
+                    .collect();
+                assert_eq!(e.score(&x).to_bits(), reference(text, &x).to_bits());
+            }
+        }
     }
 
     #[test]
