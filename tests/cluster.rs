@@ -992,10 +992,13 @@ impl Crawled {
     }
 
     /// `thresher clean --warc` on every WARC file (finished or left open) the workers named
-    /// wrote, with their template settings: its cleaned text.
+    /// wrote, with their template settings: its cleaned text. A worker of `killed` may have
+    /// died inside a record: its open file then ends in a cut gzip member, which `clean`
+    /// reports (exit code 1) after reading every record before it; nothing else may be.
     fn clean_of_warcs(
         &self,
         names: &[&str],
+        killed: &[&str],
     ) -> std::collections::BTreeMap<(String, String), String> {
         let mut cmd = Command::new(thresher_bin());
         cmd.args(["clean", "--quiet", "--config"])
@@ -1012,11 +1015,21 @@ impl Crawled {
             }
         }
         let out = cmd.output().expect("run clean");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let cut_tail = |line: &str| {
+            killed.iter().any(|k| {
+                let open = self.dir(k).join("data").join("warc");
+                line.contains(&format!("{}/", open.display()))
+                    && line.contains(".warc.gz.open: ")
+                    && (line.contains(": read error: ") || line.contains(": truncated record"))
+            })
+        };
+        let only_cut_tails = out.status.code() == Some(1)
+            && stderr
+                .lines()
+                .filter(|l| l.contains("warning: "))
+                .all(cut_tail);
+        assert!(out.status.success() || only_cut_tails, "{stderr}");
         crate::crawl::texts(&self.dir("clean"))
     }
 
@@ -1565,7 +1578,7 @@ async fn a_killed_workers_partitions_move_and_nothing_is_lost_or_fetched_twice()
     );
     assert_eq!(
         survivor,
-        c.clean_of_warcs(&["a", "b"]),
+        c.clean_of_warcs(&["a", "b"], &["a"]),
         "the text `clean` gives"
     );
 }
