@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-
 use crate::export::read_jsonl;
+use crate::support::commonmark::{rendered_words, words};
 use crate::support::{thresher_bin, write_config, write_seeds, Endpoint, TestServer};
 
 const TOPICS: [&str; 4] = ["widgets", "gadgets", "sprockets", "flanges"];
@@ -86,37 +85,6 @@ fn blog_page(i: usize) -> String {
     )
 }
 
-/// The words of a text: maximal runs of letters and digits, in order.
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// The text a CommonMark reader renders from `markdown` (text, code and math; not image alt
-/// text, which the plain text does not carry).
-fn rendered(markdown: &str) -> String {
-    let mut out = String::new();
-    let mut in_image = 0;
-    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES | Options::ENABLE_MATH) {
-        match event {
-            Event::Start(Tag::Image { .. }) => in_image += 1,
-            Event::End(TagEnd::Image) => in_image -= 1,
-            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t)
-                if in_image == 0 =>
-            {
-                out.push_str(&t);
-                out.push(' ');
-            }
-            Event::SoftBreak | Event::HardBreak => out.push(' '),
-            Event::End(_) => out.push(' '),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// The files under `dir/site` with `extension`, by stem.
 fn files(dir: &Path, site: &str, extension: &str) -> BTreeMap<String, String> {
     std::fs::read_dir(dir.join(site))
@@ -151,7 +119,7 @@ fn assert_same_words(text: &BTreeMap<String, String>, markdown: &BTreeMap<String
     );
     for (stem, md) in markdown {
         assert_eq!(
-            words(&rendered(md)),
+            rendered_words(md),
             words(&text[stem]),
             "{stem}: Markdown\n{md}\nplain text\n{}",
             text[stem]

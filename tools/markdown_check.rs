@@ -5,49 +5,25 @@
 //! aside, as the plain text has none) are compared with the plain text's, in order. Prints the
 //! pages, how many agree and the first pages that do not; exits 1 when any does not.
 //!
-//!   cargo run --release --example markdown_check -- TEXT MD [TEXT MD]...
+//!   cargo run --release --example markdown_check -- [--all] TEXT MD [TEXT MD]...
+//!
+//! `--all` prints every page that does not agree, not only the first 20.
 
 use std::path::Path;
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+#[path = "../tests/support/commonmark.rs"]
+mod commonmark;
 
-/// The words of a text: maximal runs of letters and digits, lowercased, in order.
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// The text a CommonMark reader renders from `markdown` (text, code and math; not alt text),
-/// a space at each block's end.
-fn rendered(markdown: &str) -> String {
-    let mut out = String::new();
-    let mut in_image = 0;
-    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES | Options::ENABLE_MATH) {
-        match event {
-            Event::Start(Tag::Image { .. }) => in_image += 1,
-            Event::End(TagEnd::Image) => in_image -= 1,
-            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t)
-                if in_image == 0 =>
-            {
-                out.push_str(&t)
-            }
-            // Inline markup ends inside a word (`*over*charged`); blocks and cells end words.
-            Event::End(
-                TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link,
-            ) => {}
-            Event::SoftBreak | Event::HardBreak | Event::End(_) => out.push(' '),
-            _ => {}
-        }
-    }
-    out
-}
+use commonmark::{rendered_words, words};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let all = args.first().is_some_and(|a| a == "--all");
+    if all {
+        args.remove(0);
+    }
     if args.is_empty() || args.len() % 2 != 0 {
-        eprintln!("usage: markdown_check TEXT MD [TEXT MD]...");
+        eprintln!("usage: markdown_check [--all] TEXT MD [TEXT MD]...");
         std::process::exit(2);
     }
     let (mut pages, mut agree, mut missing) = (0usize, 0usize, 0usize);
@@ -79,7 +55,7 @@ fn main() {
                     continue;
                 };
                 let text = std::fs::read_to_string(&txt).expect("a text file");
-                let (want, got) = (words(&text), words(&rendered(&markdown)));
+                let (want, got) = (words(&text), rendered_words(&markdown));
                 if want == got {
                     agree += 1;
                 } else {
@@ -95,7 +71,7 @@ fn main() {
         }
     }
     println!("pages {pages}, Markdown with the text's words {agree}, no Markdown {missing}");
-    for d in differ.iter().take(20) {
+    for d in differ.iter().take(if all { usize::MAX } else { 20 }) {
         println!("  {d}");
     }
     if agree != pages {

@@ -92,11 +92,13 @@ impl Escapes {
     };
 
     /// The escapes of an inline run of `texts` (its text nodes in order) whose own markup
-    /// writes `*` (`stars`: emphasis) or `~` (`tildes`: strikethrough); `cell`: in a table.
+    /// writes `*` (`stars`: emphasis), `~` (`tildes`: strikethrough) or `` ` `` (`ticks`: code
+    /// spans); `cell`: in a table.
     pub fn of<'t>(
         texts: impl IntoIterator<Item = &'t str>,
         stars: bool,
         tildes: bool,
+        ticks: bool,
         cell: bool,
     ) -> Escapes {
         // Emphasis and strikethrough runs that could pair; `$`: whether an opener came before.
@@ -140,7 +142,7 @@ impl Escapes {
             star: stars || star.pairs,
             underscore: underscore.pairs,
             tilde: tildes || tilde.pairs,
-            backtick: backtick > 1,
+            backtick: ticks || backtick > 1,
             dollar,
             pipe: cell,
         }
@@ -293,7 +295,9 @@ pub fn escape_line_start(s: &str) -> String {
         && ['-', '=', '_', '*']
             .iter()
             .any(|&m| rest.chars().all(|c| c == m || c == ' '));
-    let fence = rest.starts_with("```") || rest.starts_with("~~~");
+    // A backtick fence's info string holds no backtick: ```` ```a``` b ```` is a code span.
+    let fence = (rest.starts_with("```") && !rest.trim_start_matches('`').contains('`'))
+        || rest.starts_with("~~~");
     let html = rest.starts_with('<')
         && rest[1..]
             .chars()
@@ -338,7 +342,7 @@ mod tests {
 
     fn esc(text: &str) -> String {
         let mut out = String::new();
-        Escapes::of([text], false, false, false).write(text, false, Some("\n"), &mut out);
+        Escapes::of([text], false, false, false, false).write(text, false, Some("\n"), &mut out);
         out
     }
 
@@ -402,7 +406,7 @@ mod tests {
     #[test]
     fn own_markup_escapes_its_delimiter() {
         let mut out = String::new();
-        Escapes::of(["a*b"], true, false, true).write("a*b|c", false, None, &mut out);
+        Escapes::of(["a*b"], true, false, false, true).write("a*b|c", false, None, &mut out);
         assert_eq!(out, "a\\*b\\|c");
     }
 
@@ -416,5 +420,7 @@ mod tests {
         assert_eq!(escape_line_start("[ ] todo"), "\\[ ] todo");
         assert_eq!(escape_line_start("12. twelve"), "12\\. twelve");
         assert_eq!(escape_line_start("***"), "\\***");
+        // A backtick in the info string: a code span, not a fence.
+        assert_eq!(escape_line_start("```a``` b"), "```a``` b");
     }
 }

@@ -94,6 +94,16 @@ fn cell_break(dom: &Dom, a: usize, b: usize) -> bool {
     })
 }
 
+/// Whether an inline image stands between nodes `a < b` of one line: it parts their words, as
+/// the Markdown's `![alt](src)` between them does.
+fn image_between(layout: &Layout, a: usize, b: usize) -> bool {
+    let k = layout.images.partition_point(|img| img.node as usize <= a);
+    layout
+        .images
+        .get(k)
+        .is_some_and(|img| (img.node as usize) < b && img.line != NONE)
+}
+
 /// The table cell of node `i` in the row `row`.
 fn cell_of(dom: &Dom, i: usize, row: usize) -> usize {
     let mut cell = i;
@@ -108,15 +118,20 @@ fn cell_of(dom: &Dom, i: usize, row: usize) -> usize {
     cell
 }
 
-/// The `li` elements around node `i` (itself included) that render as list items (not
-/// `Layout::sections`), outermost first.
-fn items_around(dom: &Dom, layout: &Layout, i: usize) -> Vec<usize> {
-    let mut items: Vec<usize> = std::iter::once(i)
+/// The block quotes and the `li` elements that render as list items (not
+/// `Layout::sections`) around node `i`, itself included, outermost first: what a Markdown line
+/// inside them is prefixed with, in this order.
+fn containers(dom: &Dom, layout: &Layout, i: usize) -> Vec<usize> {
+    let mut around: Vec<usize> = std::iter::once(i)
         .chain(dom.ancestors(i))
-        .filter(|&a| dom.tag(a) == Some("li") && !layout.is_section(a))
+        .filter(|&a| match dom.tag(a) {
+            Some("blockquote") => true,
+            Some("li") => !layout.is_section(a),
+            _ => false,
+        })
         .collect();
-    items.reverse();
-    items
+    around.reverse();
+    around
 }
 
 /// The kept text of one line, plain: nodes joined with a space where the page has whitespace or
@@ -149,7 +164,11 @@ fn plain_line(dom: &Dom, layout: &Layout, line: &Line, keep: &dyn Fn(usize) -> b
             }
         }
         if let Some((prev, space_after)) = last {
-            if space_after || t.space_before || broken(dom, prev, i) {
+            if space_after
+                || t.space_before
+                || broken(dom, prev, i)
+                || image_between(layout, prev, i)
+            {
                 out.push(' ');
             }
         }
@@ -185,7 +204,10 @@ fn plain(dom: &Dom, layout: &Layout, keep: &dyn Fn(usize) -> bool) -> String {
             }
             _ if text.is_empty() => {}
             Kind::Text => {
-                let depth = items_around(dom, layout, line.element as usize).len();
+                let depth = containers(dom, layout, line.element as usize)
+                    .into_iter()
+                    .filter(|&c| dom.tag(c) == Some("li"))
+                    .count();
                 for _ in 1..depth {
                     out.push_str("  ");
                 }
@@ -387,9 +409,10 @@ impl<'a> Writer<'a> {
                     && self.shown[l - 1]
                     && self.shown.get(l).copied().unwrap_or(false)
                 {
-                    let mut s = String::new();
+                    let mut s = self.continuation(img.node as usize);
+                    let indent = s.len();
                     self.image(img.node as usize, &mut s);
-                    if !s.is_empty() {
+                    if s.len() > indent {
                         self.blocks.push(Block {
                             text: s,
                             group: None,
@@ -432,7 +455,9 @@ impl<'a> Writer<'a> {
             return;
         };
         out.push_str("![");
-        Escapes::ALL.write(e.alt().unwrap_or(""), true, Some("]"), out);
+        // Alt text on one line: a blank line in it would end the paragraph, and the image.
+        let alt = e.alt().unwrap_or("").split_whitespace().collect::<Vec<_>>();
+        Escapes::ALL.write(&alt.join(" "), true, Some("]"), out);
         out.push_str("](");
         out.push_str(&src);
         out.push(')');
@@ -542,17 +567,28 @@ impl<'a> Writer<'a> {
                 .filter_map(|&i| dom.text(i).map(|t| t.text.as_str())),
             uses(|m| matches!(m, Mark::Strong | Mark::Emphasis)),
             uses(|m| matches!(m, Mark::Strike)),
+            uses(|m| matches!(m, Mark::Code(_))),
             line.kind == Kind::Row,
         );
         let mut out = String::new();
         let mut open: Vec<(usize, Mark)> = Vec::new();
         let mut last: Option<(usize, bool)> = None;
         for (k, (&i, marks)) in items.iter().zip(&all_marks).enumerate() {
-            let common = open
+            let mut common = open
                 .iter()
                 .zip(marks)
                 .take_while(|(a, b)| a.0 == b.0)
                 .count();
+            // An element that ends where an equal one begins continues it (`<b>B</b><b>ook</b>`
+            // is `**Book**`: `**B****ook**` reads as neither). Code spans are not joined: their
+            // fences are fitted to one element's text.
+            while common < open.len().min(marks.len())
+                && open[common].1 == marks[common].1
+                && !matches!(marks[common].1, Mark::Code(_))
+            {
+                open[common].0 = marks[common].0;
+                common += 1;
+            }
             let (space_before, space_after) = match dom.text(i) {
                 Some(t) => (t.space_before, t.space_after),
                 None => (true, true),
@@ -622,25 +658,40 @@ impl<'a> Writer<'a> {
     /// and indent; else the continuation indent), and the block quote marks.
     fn prefix(&mut self, line: &Line) -> (String, bool) {
         let dom = self.dom;
-        let element = line.element as usize;
-        let quotes = std::iter::once(element)
-            .chain(dom.ancestors(element))
-            .filter(|&a| dom.tag(a) == Some("blockquote"))
-            .count();
-        let mut p = "> ".repeat(quotes);
-        let items = items_around(dom, self.layout, element);
-        let mut in_list = false;
-        for (k, &li) in items.iter().enumerate() {
-            let marker = self.marker(li);
-            if k + 1 == items.len() && self.marked.insert(li) {
-                p.push_str(&self.first_marker(li, k, marker));
-                in_list = true;
-            } else {
+        let containers = containers(dom, self.layout, line.element as usize);
+        let innermost = containers.iter().rposition(|&c| dom.tag(c) == Some("li"));
+        let mut p = String::new();
+        let mut depth = 0;
+        for (k, &c) in containers.iter().enumerate() {
+            if dom.tag(c) == Some("blockquote") {
+                p.push_str("> ");
+                continue;
+            }
+            let marker = self.marker(c);
+            if Some(k) == innermost && self.marked.insert(c) {
+                p.push_str(&self.first_marker(c, depth, marker));
+            } else if self.marked.contains(&c) {
+                // An item whose marker was never written (its first line is not kept) indents
+                // nothing: four spaces under no marker would read as a code block.
                 p.push_str(&" ".repeat(marker.len()));
-                in_list = k + 1 == items.len();
+            }
+            depth += 1;
+        }
+        (p, innermost.is_some())
+    }
+
+    /// The indent and quote marks that continue the list items and quotes around node `i`
+    /// (an image standing between their lines).
+    fn continuation(&self, i: usize) -> String {
+        let mut p = String::new();
+        for c in containers(self.dom, self.layout, i) {
+            if self.dom.tag(c) == Some("blockquote") {
+                p.push_str("> ");
+            } else if self.marked.contains(&c) {
+                p.push_str(&" ".repeat(self.marker(c).len()));
             }
         }
-        (p, in_list)
+        p
     }
 
     /// `marker`, the marker of item `li` at list depth `depth` (0: outermost), as written on
@@ -674,7 +725,9 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// `- ` or `N. ` for list item `li`.
+    /// `- ` or `N. ` for list item `li`: `N` counts the items written, as a reader numbers
+    /// them (from the first's number on); an item after dropped ones keeps no gap number, which
+    /// could not start a list inside an item (only `1.` may interrupt a paragraph).
     fn marker(&self, li: usize) -> String {
         let dom = self.dom;
         let list = dom.nodes[li].parent as usize;
@@ -682,7 +735,7 @@ impl<'a> Writer<'a> {
             let n = dom
                 .children(list)
                 .take_while(|&c| c != li)
-                .filter(|&c| dom.tag(c) == Some("li"))
+                .filter(|&c| dom.tag(c) == Some("li") && self.marked.contains(&c))
                 .count()
                 + 1;
             format!("{n}. ")
@@ -816,10 +869,16 @@ impl<'a> Writer<'a> {
     }
 }
 
+// The Markdown tests' CommonMark reading, for the unit tests below.
+#[cfg(test)]
+#[path = "../../tests/support/commonmark.rs"]
+mod commonmark;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dom::parse_html;
+    use commonmark::{rendered_words, words};
 
     fn md(html: &str) -> String {
         let dom = parse_html(html).dom;
@@ -835,6 +894,24 @@ mod tests {
 
     fn text(html: &str) -> String {
         text_of(&parse_html(html).dom)
+    }
+
+    /// The Markdown of `html` without the text nodes reading `dropped` (as if the cleaner had
+    /// dropped them), having checked that a reader renders it to the plain text's words.
+    fn md_without(html: &str, dropped: &str) -> String {
+        let dom = parse_html(html).dom;
+        let layout = Layout::new(&dom);
+        let keep = |i: usize| dom.text(i).is_none_or(|t| t.text != dropped);
+        let base = Url::parse("https://example.com/docs/page.html").ok();
+        let out = render(
+            &dom,
+            &layout,
+            keep,
+            &Format::Markdown(Markdown::with_base(base)),
+        );
+        let plain = render(&dom, &layout, keep, &Format::Text);
+        assert_eq!(rendered_words(&out), words(&plain), "{out}");
+        out
     }
 
     #[test]
@@ -919,9 +996,89 @@ mod tests {
         assert_eq!(md("<p><code>a`b</code></p>"), "``a`b``\n");
     }
 
+    /// Regression: list items nested under an item whose own line was not kept were indented
+    /// four spaces under no marker, which a reader takes as a code block (links read as their
+    /// source).
+    #[test]
+    fn items_under_an_item_not_written_are_not_indented_into_a_code_block() {
+        let html = "<ul><li><span>parent</span><ul><li><ul><li><a href='/a'>deep</a></li>\
+                    <li>deeper</li></ul></li></ul></li></ul>";
+        assert_eq!(
+            md_without(html, "parent"),
+            "- [deep](https://example.com/a)\n- deeper\n"
+        );
+    }
+
+    /// Regression: a nested ordered list whose first items were dropped was written from its
+    /// item's place (`9.`), and a list that starts at 9 cannot interrupt a paragraph, so it
+    /// read as text of the item above.
+    #[test]
+    fn an_ordered_list_is_numbered_by_the_items_written() {
+        let html = "<ol><li>Top<ol><li><span>skip</span></li><li>Ninth</li><li>Tenth</li></ol>\
+                    </li></ol>";
+        assert_eq!(
+            md_without(html, "skip"),
+            "1. Top\n   1. Ninth\n   2. Tenth\n"
+        );
+    }
+
+    /// Regression: a quote inside a list item was written with its `>` before the item's
+    /// indent (`>       text`), which reads as code inside a quote outside the list.
+    #[test]
+    fn a_quote_inside_a_list_item_is_marked_inside_the_item() {
+        let html = "<ol><li>one<blockquote><p>quoted</p></blockquote></li><li>two</li></ol>\
+                    <blockquote><ul><li>in a quote</li></ul></blockquote>";
+        assert_eq!(
+            md_without(html, ""),
+            "1. one\n   > quoted\n2. two\n> * in a quote\n"
+        );
+    }
+
+    /// Regression: an image between two lines of a list item was written at the line's start,
+    /// which ended the list; the next item's `2.` then read as text inside a paragraph.
+    #[test]
+    fn an_image_inside_a_list_item_stays_in_the_item() {
+        let html = "<ol><li><p>one</p><img src='a.png'><p>more</p></li><li>two</li></ol>";
+        assert_eq!(
+            md_without(html, ""),
+            "1. one\n\n   ![](https://example.com/docs/a.png)\n\n   more\n2. two\n"
+        );
+    }
+
+    /// Regression: `<b>B</b><b>ook</b>` (a drop capital) was written `**B****ook**`, which
+    /// reads as neither strong text nor one word.
+    #[test]
+    fn adjacent_equal_marks_are_written_as_one() {
+        let html = "<p><b>B</b><b>ook</b> club, <a href='/x'>a</a><a href='/x'>b</a></p>";
+        assert_eq!(
+            md_without(html, ""),
+            "**Book** club, [ab](https://example.com/x)\n"
+        );
+    }
+
+    /// Regression: a lone backtick in text was written as is beside a code span, and paired
+    /// with the span's fence (`` `grub_calloc' … `/boot/grub` `` read as one span).
+    #[test]
+    fn a_backtick_in_text_beside_a_code_span_is_escaped() {
+        let html = "<p>symbol `grub_calloc' not found in <code>/boot/grub</code> to be</p>";
+        assert_eq!(
+            md_without(html, ""),
+            "symbol \\`grub_calloc' not found in `/boot/grub` to be\n"
+        );
+    }
+
+    /// Regression: the plain text joined the words on either side of an inline image
+    /// (`2024<img>If` as `2024If`) where the Markdown parts them.
+    #[test]
+    fn an_inline_image_parts_words_in_plain_text() {
+        let html = "<p>Updated 2024<img src='a.png'>If you</p>";
+        assert_eq!(text(html), "Updated 2024 If you\n");
+        md_without(html, "");
+    }
+
     #[test]
     fn markdown_images_and_formulas() {
-        let html = "<p>before</p><figure><img src='i.png' alt='A [cat]'></figure><p>after \
+        let html = "<p>before</p><figure><img src='i.png' alt='A\n\n[cat]'></figure><p>after \
                     <math alttext='x^2'><mi>x</mi></math></p>\
                     <math display='block'><semantics><mi>y</mi><annotation encoding='application/x-tex'>y=1</annotation></semantics></math>";
         assert_eq!(

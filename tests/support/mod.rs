@@ -18,6 +18,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod blobs;
+pub mod commonmark;
 pub mod conn;
 pub mod corpus;
 pub mod endpoint;
