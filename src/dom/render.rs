@@ -289,6 +289,11 @@ struct Writer<'a> {
     /// or images (a heading's link is its own permalink or a breadcrumb, and a heading reads as
     /// one title; a cell reads as one value, on the row's one line).
     plain: bool,
+    /// A code block or table inside a list item was written at the line's start (code lines
+    /// verbatim), which ends the list for a reader: the list's lines after it are parted by
+    /// blank lines, so that an item numbered past 1 starts a list again instead of reading as
+    /// text of the paragraph before it. Cleared by a line outside any list.
+    broken_list: bool,
 }
 
 /// Escape `out`'s last character when `next`, written right after it, would turn it into markup:
@@ -394,6 +399,7 @@ impl<'a> Writer<'a> {
             last_list: Vec::new(),
             blocks: Vec::new(),
             plain: false,
+            broken_list: false,
         }
     }
 
@@ -744,6 +750,19 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// The group of a line's block: a list's while the list reads as one (`broken_list`).
+    fn list_group(&mut self, in_list: bool) -> Option<Group> {
+        self.broken_list &= in_list;
+        (in_list && !self.broken_list).then_some(Group::List)
+    }
+
+    /// Whether node `i` lies inside a list item written as one.
+    fn in_item(&self, i: usize) -> bool {
+        containers(self.dom, self.layout, i)
+            .iter()
+            .any(|&c| self.dom.tag(c) == Some("li"))
+    }
+
     fn line(&mut self, line: &Line, l: usize) {
         let dom = self.dom;
         match line.kind {
@@ -755,6 +774,7 @@ impl<'a> Writer<'a> {
                 }
                 let fence = fence_for(code, 3);
                 let lang = code_language(dom, line.element as usize).unwrap_or_default();
+                self.broken_list |= self.in_item(line.element as usize);
                 self.blocks.push(Block {
                     text: format!("{fence}{lang}\n{code}\n{fence}"),
                     group: None,
@@ -777,9 +797,10 @@ impl<'a> Writer<'a> {
                 }
                 let (prefix, in_list) = self.prefix(line);
                 let hashes = "#".repeat(usize::from(level));
+                let group = self.list_group(in_list);
                 self.blocks.push(Block {
                     text: format!("{prefix}{hashes} {body}"),
-                    group: in_list.then_some(Group::List),
+                    group,
                 });
             }
             Kind::Text | Kind::Row => {
@@ -788,9 +809,10 @@ impl<'a> Writer<'a> {
                     return;
                 }
                 let (prefix, in_list) = self.prefix(line);
+                let group = self.list_group(in_list);
                 self.blocks.push(Block {
                     text: format!("{prefix}{}", escape_line_start(&body)),
-                    group: in_list.then_some(Group::List),
+                    group,
                 });
             }
         }
@@ -841,6 +863,7 @@ impl<'a> Writer<'a> {
         if columns == 0 {
             return k.max(l + 1);
         }
+        self.broken_list |= self.in_item(table);
         let fmt = |cells: &[String]| {
             let mut s = String::from("|");
             for c in 0..columns {
@@ -1019,6 +1042,20 @@ mod tests {
         assert_eq!(
             md_without(html, "skip"),
             "1. Top\n   1. Ninth\n   2. Tenth\n"
+        );
+    }
+
+    /// Regression: after a code block inside a list item (written at the line's start, its
+    /// lines verbatim) the item's next paragraph and the next item were joined line to line,
+    /// and `3.` cannot interrupt a paragraph: the step read as text of the paragraph.
+    #[test]
+    fn items_after_a_code_block_inside_a_list_start_a_list_again() {
+        let html = "<ol><li>Set it:<pre>export A=1\nexport B=2</pre><p>Then run it.</p></li>\
+                    <li>Check</li><li>Replace</li></ol><p>After.</p><ul><li>x</li></ul>";
+        assert_eq!(
+            md_without(html, ""),
+            "1. Set it:\n\n```\nexport A=1\nexport B=2\n```\n\n   Then run it.\n\n\
+             2. Check\n\n3. Replace\n\nAfter.\n\n- x\n"
         );
     }
 
