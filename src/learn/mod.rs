@@ -344,17 +344,21 @@ impl CpuGauge {
         if tests::ASSUME_IDLE.load(Relaxed) {
             return true;
         }
-        let now = cpu_times(&self.steps);
-        self.judge(Instant::now(), now)
+        self.judge(Instant::now(), cpu_times)
     }
 
-    /// The verdict at `at`, given the CPU times then (`None`: not measurable, taken as busy).
-    fn judge(&mut self, at: Instant, now: Option<CpuTimes>) -> bool {
+    /// The verdict at `at`, given the CPU times then, sampled only when the window is long
+    /// enough to judge (`None`: not measurable, taken as busy).
+    fn judge(
+        &mut self,
+        at: Instant,
+        sample: impl FnOnce(&[ThreadClock]) -> Option<CpuTimes>,
+    ) -> bool {
         let wall = at.saturating_duration_since(self.since);
         if wall < Self::MIN_WINDOW {
             return self.idle;
         }
-        let (Some(then), Some(now)) = (self.at, now) else {
+        let (Some(then), Some(now)) = (self.at, sample(&self.steps)) else {
             return false;
         };
         let others = (now.process.saturating_sub(then.process))
@@ -1055,16 +1059,14 @@ mod tests {
             steps: Vec::new(),
         };
         let ms = |n: u64| start + Duration::from_millis(n);
-        assert!(
-            !gauge.judge(ms(50), cpu(10, 0)),
-            "no verdict before MIN_WINDOW"
-        );
+        // Before MIN_WINDOW: no verdict, and no clock read.
+        assert!(!gauge.judge(ms(50), |_| panic!("clocks read inside MIN_WINDOW")));
         // The crawl takes 0.25 of a core, the steps the rest of two: idle at every look,
         // including those just after the window restarts at MAX_WINDOW.
         for t in (150..3000).step_by(30) {
             let (crawl, steps) = (t / 4, t * 3 / 2);
             assert!(
-                gauge.judge(ms(t), cpu(crawl + steps, steps)),
+                gauge.judge(ms(t), |_| cpu(crawl + steps, steps)),
                 "busy at {t} ms"
             );
         }
@@ -1073,7 +1075,7 @@ mod tests {
         let busy = loop {
             t += 30;
             let crawl = 750 + (t - 3000) * 2;
-            if !gauge.judge(ms(t), cpu(crawl + 4500, 4500)) {
+            if !gauge.judge(ms(t), |_| cpu(crawl + 4500, 4500)) {
                 break t;
             }
         };

@@ -151,9 +151,6 @@ impl Scheduler {
     pub(super) fn start_entry(&mut self, id: u32, site: String, seq: Slot, entry: QueueEntry) {
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         o.told_done = false;
-        self.in_flight += 1;
-        self.stats.in_flight.fetch_add(1, Relaxed);
-        self.job_started(&site);
         if entry.kind == EntryKind::Page {
             self.pages_in_flight += 1;
             *self.site_in_flight.entry(site.clone()).or_default() += 1;
@@ -162,16 +159,15 @@ impl Scheduler {
         if entry.kind == EntryKind::Revisit {
             self.stats.revisits.fetch_add(1, Relaxed);
         }
-        let ctx = self.ctx.clone();
-        self.tasks.spawn(worker::run_task(
-            ctx,
+        self.spawn_request(
+            &site,
             Job::Entry {
                 origin_id: id,
                 slot: seq,
                 entry,
                 last,
             },
-        ));
+        );
     }
 
     /// Origin `id` just started what is its last request as far as the crawl knows: nothing

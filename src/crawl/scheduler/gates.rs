@@ -266,18 +266,14 @@ impl Scheduler {
         o.robots = Robots::Fetching;
         o.told_done = false;
         let site = o.site.clone();
-        self.in_flight += 1;
-        self.stats.in_flight.fetch_add(1, Relaxed);
-        self.job_started(&site);
-        let ctx = self.ctx.clone();
-        self.tasks.spawn(worker::run_task(
-            ctx,
+        self.spawn_request(
+            &site,
             Job::Robots {
                 origin_id: id,
                 origin: base,
                 previous,
             },
-        ));
+        );
         true
     }
 }

@@ -642,6 +642,14 @@ impl Scheduler {
         }
     }
 
+    /// Spawn `job`, a request for `site`, counted in flight until its outcome comes back.
+    fn spawn_request(&mut self, site: &str, job: Job) {
+        self.in_flight += 1;
+        self.stats.in_flight.fetch_add(1, Relaxed);
+        self.job_started(site);
+        self.tasks.spawn(worker::run_task(self.ctx.clone(), job));
+    }
+
     fn add_origin(&mut self, id: u32, key: &str, queued: u64) {
         let base = Url::parse(key).ok();
         let site = base

@@ -3,6 +3,28 @@
 
 use super::*;
 
+/// A job's error that costs one fetch or one page, not the crawl.
+enum Lost {
+    /// The site's partition is another worker's now.
+    Fenced(String),
+    /// The job panicked.
+    Panic(String),
+}
+
+impl Lost {
+    /// What `e` costs: the crawl when the store, the WARC output or the partition log failed
+    /// (`Err`), else one fetch or page.
+    fn of(e: WorkerError) -> Result<Lost, CrawlError> {
+        match e {
+            WorkerError::Store(e) => Err(CrawlError::Store(e)),
+            WorkerError::Warc(e) => Err(CrawlError::Warc(e)),
+            WorkerError::Log(e) => Err(CrawlError::Partition(e)),
+            WorkerError::Fenced(site) => Ok(Lost::Fenced(site)),
+            WorkerError::Panic(msg) => Ok(Lost::Panic(msg)),
+        }
+    }
+}
+
 impl Scheduler {
     pub(super) fn handle(
         &mut self,
@@ -73,34 +95,35 @@ impl Scheduler {
         }
         let result = match result {
             Ok(r) => r,
-            Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
-            Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
-            Err(WorkerError::Log(e)) => return Err(CrawlError::Partition(e)),
-            Err(WorkerError::Fenced(site)) => {
-                // The partition moved: this fetch is not this worker's to commit (its URL stays
-                // queued here, unconsumed; the gate keeps the origin from starting another).
-                tracing::info!(%site, "partition taken over by another worker; fetch dropped");
-                if let Some(o) = self.origins.get_mut(&id) {
-                    o.reload = true;
-                    if matches!(o.robots, Robots::Fetching) {
-                        o.robots = Robots::Unknown;
+            Err(e) => match Lost::of(e)? {
+                Lost::Fenced(site) => {
+                    // The partition moved: this fetch is not this worker's to commit (its URL
+                    // stays queued here, unconsumed; the gate keeps the origin from starting
+                    // another).
+                    tracing::info!(%site, "partition taken over by another worker; fetch dropped");
+                    if let Some(o) = self.origins.get_mut(&id) {
+                        o.reload = true;
+                        if matches!(o.robots, Robots::Fetching) {
+                            o.robots = Robots::Unknown;
+                        }
                     }
+                    self.schedule(id);
+                    return Ok(());
                 }
-                self.schedule(id);
-                return Ok(());
-            }
-            Err(WorkerError::Panic(msg)) => {
-                // A bug on one page costs that URL for this run (it stays queued), not the crawl.
-                tracing::error!(origin = id, "job panicked: {msg}");
-                if let Some(o) = self.origins.get_mut(&id) {
-                    if matches!(o.robots, Robots::Fetching) {
-                        o.robots = Robots::Unknown;
+                Lost::Panic(msg) => {
+                    // A bug on one page costs that URL for this run (it stays queued), not the
+                    // crawl.
+                    tracing::error!(origin = id, "job panicked: {msg}");
+                    if let Some(o) = self.origins.get_mut(&id) {
+                        if matches!(o.robots, Robots::Fetching) {
+                            o.robots = Robots::Unknown;
+                        }
                     }
+                    self.count_error(&site, ErrorKind::Panic);
+                    self.schedule(id);
+                    return Ok(());
                 }
-                self.count_error(&site, ErrorKind::Panic);
-                self.schedule(id);
-                return Ok(());
-            }
+            },
         };
         let slot = result.slot;
         match (processing, kind, slot) {
@@ -234,20 +257,19 @@ impl Scheduler {
         }
         self.revisit_finished(id, slot);
         match result {
-            Err(WorkerError::Store(e)) => return Err(CrawlError::Store(e)),
-            Err(WorkerError::Warc(e)) => return Err(CrawlError::Warc(e)),
-            Err(WorkerError::Log(e)) => return Err(CrawlError::Partition(e)),
-            Err(WorkerError::Fenced(site)) => {
-                tracing::info!(%site, "partition taken over by another worker; page dropped");
-                if let Some(o) = self.origins.get_mut(&id) {
-                    o.reload = true;
+            Err(e) => match Lost::of(e)? {
+                Lost::Fenced(site) => {
+                    tracing::info!(%site, "partition taken over by another worker; page dropped");
+                    if let Some(o) = self.origins.get_mut(&id) {
+                        o.reload = true;
+                    }
                 }
-            }
-            Err(WorkerError::Panic(msg)) => {
-                // The page's URL stays queued for the next run.
-                tracing::error!(origin = id, "page processing panicked: {msg}");
-                self.count_error(&site, ErrorKind::Panic);
-            }
+                Lost::Panic(msg) => {
+                    // The page's URL stays queued for the next run.
+                    tracing::error!(origin = id, "page processing panicked: {msg}");
+                    self.count_error(&site, ErrorKind::Panic);
+                }
+            },
             Ok(p) => {
                 match p.verdict {
                     Verdict::Stored { site, page_id } => self.page_stored(site, page_id),
