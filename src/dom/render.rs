@@ -296,6 +296,26 @@ struct Writer<'a> {
     broken_list: bool,
 }
 
+/// Close `m` onto `out`, before `next`. A closing `*`, `**` or `~~` after punctuation and
+/// right before a letter does not close (CommonMark's right-flanking rule): Chinese text puts
+/// `，` or `。` at the end of a bold run and the next word right after it
+/// (`**上涨，**部分`). The punctuation that ends the run is then written after the closer
+/// (`**上涨**，部分`): the same text, and the run closes. Only non-ASCII punctuation moves,
+/// never a link's `)` or an escape.
+fn close_before_punctuation(m: &Mark, next: Option<char>, out: &mut String) {
+    let moves = matches!(m, Mark::Strong | Mark::Emphasis | Mark::Strike)
+        && next.is_some_and(char::is_alphanumeric);
+    let punctuation = |c: char| !c.is_ascii() && !c.is_alphanumeric() && !c.is_whitespace();
+    let body = out.trim_end_matches(punctuation);
+    if !moves || body.len() == out.len() || !body.ends_with(char::is_alphanumeric) {
+        m.close(out);
+        return;
+    }
+    let tail = out.split_off(body.len());
+    m.close(out);
+    out.push_str(&tail);
+}
+
 /// Escape `out`'s last character when `next`, written right after it, would turn it into markup:
 /// `]` before `(`, `[` or `:` (a link), `!` before `[` (an image).
 fn guard(out: &mut String, next: Option<char>) {
@@ -601,9 +621,18 @@ impl<'a> Writer<'a> {
             };
             let crossed_block = last.is_some_and(|(prev, _)| broken(dom, prev, i));
             let separated = last.is_some_and(|(_, after)| after || space_before) || crossed_block;
+            let next = match (marks.get(common), dom.text(i)) {
+                (Some((_, m)), _) => m.open().chars().next(),
+                (None, Some(t)) => t.text.chars().next(),
+                (None, None) => Some('!'),
+            };
             while open.len() > common {
                 let (_, m) = open.pop().expect("invariant: longer than common");
-                m.close(&mut out);
+                if separated {
+                    m.close(&mut out);
+                } else {
+                    close_before_punctuation(&m, next, &mut out);
+                }
             }
             let cell_broken = crossed_block
                 && !breaks.is_empty()
@@ -614,11 +643,6 @@ impl<'a> Writer<'a> {
             } else if separated {
                 out.push(' ');
             } else {
-                let next = match (marks.get(common), dom.text(i)) {
-                    (Some((_, m)), _) => m.open().chars().next(),
-                    (None, Some(t)) => t.text.chars().next(),
-                    (None, None) => Some('!'),
-                };
                 guard(&mut out, next);
             }
             for m in &marks[common..] {
@@ -1056,6 +1080,18 @@ mod tests {
             md_without(html, ""),
             "1. Set it:\n\n```\nexport A=1\nexport B=2\n```\n\n   Then run it.\n\n\
              2. Check\n\n3. Replace\n\nAfter.\n\n- x\n"
+        );
+    }
+
+    /// Regression: `<b>上涨，</b>部分` was written `**上涨，**部分`, whose closer follows
+    /// punctuation and precedes a letter, so it does not close and the page reads `**` as text
+    /// up to the paragraph's end.
+    #[test]
+    fn bold_ending_in_cjk_punctuation_closes_before_it() {
+        let html = "<p>的<b>行业上涨，</b>部分股价<em>创新高。</em>工程师</p>";
+        assert_eq!(
+            md_without(html, ""),
+            "的**行业上涨**，部分股价*创新高*。工程师\n"
         );
     }
 
