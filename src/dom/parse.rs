@@ -778,43 +778,93 @@ fn push_children(stack: &mut Vec<Frame>, handle: &Handle, parent: u32, path: u64
 /// hidden is a page with little text, not one waiting for its scripts.
 const UNVEIL_MIN_CHARS: usize = 500;
 
-/// Lift the veil of a page that hides nearly all its text under one element until its scripts
-/// have run (`visibility:hidden` on an application's root against a flash of unstyled content,
-/// `aria-hidden` on the page behind a dialog): when the text shown is under a tenth of the text
-/// hidden, and one outermost hiding element holds most of the hidden text, that element's own
-/// hiding is dropped (what it holds that hides itself stays hidden). A reader of the loaded page
-/// sees that text; a crawler that runs no scripts would otherwise see an empty page.
+/// How many times the prose a page shows (text outside links) the element that hides its
+/// title must hold for `unveil` to show it. A shop's product page hidden whole until its
+/// scripts run shows a header and its menus beside it (WCXB dev: 3–60 % of the hidden text
+/// as a whole, but a third of its prose or less); a dialog or menu that hides itself holds no
+/// title, and a page that shows its title is not waiting for scripts.
+const UNVEIL_TITLE_PROSE: usize = 3;
+
+/// Lift the veil of a page that hides its text until its scripts have run, so a crawler that
+/// runs none would see an empty page where a reader sees the loaded one. Two shapes:
+/// - nearly all its text under one element (`visibility:hidden` on an application's root
+///   against a flash of unstyled content, `aria-hidden` on the page behind a dialog): the text
+///   shown is under a tenth of the text hidden, and one outermost hiding element holds most of
+///   the hidden text;
+/// - its title under one element (`hidden` or `display:none` on a shop's product or listing
+///   until its scripts fill it in): no `<h1>` is shown, the outermost hiding element around
+///   the first holds `UNVEIL_MIN_CHARS` of prose and `UNVEIL_TITLE_PROSE` times the prose
+///   shown.
+///
+/// That element's own hiding is dropped; what it holds that hides itself stays hidden.
 fn unveil(out: &mut Parsed) {
-    let nodes = &mut out.dom.nodes;
+    let nodes = &out.dom.nodes;
     let chars = |n: &Node| match &n.kind {
         NodeKind::Text(t) if n.flags & flags::IN_HEAD == 0 => t.text.len(),
         _ => 0,
     };
-    let (mut shown, mut hidden) = (0usize, 0usize);
+    let prose = |n: &Node| {
+        if n.flags & flags::IN_LINK == 0 {
+            chars(n)
+        } else {
+            0
+        }
+    };
+    let (mut shown, mut hidden, mut shown_prose) = (0usize, 0usize, 0usize);
     for n in nodes.iter() {
         if n.flags & flags::HIDDEN != 0 {
             hidden += chars(n);
         } else {
             shown += chars(n);
+            shown_prose += prose(n);
         }
     }
-    if hidden < UNVEIL_MIN_CHARS || shown * 10 >= hidden {
+    if hidden < UNVEIL_MIN_CHARS {
         return;
     }
-    let outermost = out.hiders.iter().copied().filter(|&h| {
-        let parent = nodes[h as usize].parent;
-        parent == NO_PARENT || nodes[parent as usize].flags & flags::HIDDEN == 0
-    });
-    let held = |h: u32| -> usize {
+    let held = |h: u32, f: &dyn Fn(&Node) -> usize| -> usize {
         let n = &nodes[h as usize];
-        nodes[h as usize..n.end as usize].iter().map(chars).sum()
+        nodes[h as usize..n.end as usize].iter().map(f).sum()
     };
-    let Some((veil, most)) = outermost.map(|h| (h, held(h))).max_by_key(|&(_, c)| c) else {
+    let outermost_hider = |mut i: usize| {
+        while nodes[i].parent != NO_PARENT
+            && nodes[nodes[i].parent as usize].flags & flags::HIDDEN != 0
+        {
+            i = nodes[i].parent as usize;
+        }
+        i as u32
+    };
+    let page_veil = (shown * 10 < hidden)
+        .then(|| {
+            out.hiders
+                .iter()
+                .copied()
+                .filter(|&h| {
+                    let parent = nodes[h as usize].parent;
+                    parent == NO_PARENT || nodes[parent as usize].flags & flags::HIDDEN == 0
+                })
+                .map(|h| (h, held(h, &chars)))
+                .max_by_key(|&(_, c)| c)
+                .filter(|&(_, most)| most * 2 >= hidden)
+                .map(|(h, _)| h)
+        })
+        .flatten();
+    let is_h1 = |n: &Node| matches!(&n.kind, NodeKind::Element(e) if &*e.tag == "h1");
+    let title_veil = || {
+        let mut h1s = nodes.iter().enumerate().filter(|(_, n)| is_h1(n));
+        let (first, n) = h1s.next()?;
+        if n.flags & flags::HIDDEN == 0 || h1s.any(|(_, n)| n.flags & flags::HIDDEN == 0) {
+            return None;
+        }
+        let veil = outermost_hider(first);
+        let veil_prose = held(veil, &prose);
+        (veil_prose >= UNVEIL_MIN_CHARS && veil_prose >= UNVEIL_TITLE_PROSE * shown_prose)
+            .then_some(veil)
+    };
+    let Some(veil) = page_veil.or_else(title_veil) else {
         return;
     };
-    if most * 2 < hidden {
-        return;
-    }
+    let nodes = &mut out.dom.nodes;
     let end = nodes[veil as usize].end;
     nodes[veil as usize].flags &= !flags::HIDDEN;
     for i in veil + 1..end {
@@ -895,6 +945,40 @@ mod tests {
             !text.contains("Cookie dialog") && !text.contains("Search overlay"),
             "{text}"
         );
+    }
+
+    /// Regression: shops hide a product page whole (`hidden`, `display:none`) until their
+    /// scripts fill it in, while the header and its menus show; the page read as its header.
+    #[test]
+    fn a_title_hidden_until_the_scripts_run_is_shown_with_its_page() {
+        let menu: String = (0..40)
+            .map(|k| format!("<li><a href=/c/{k}>Category number {k}</a></li>"))
+            .collect();
+        let page = |veil: &str, title: &str| {
+            format!(
+                "<body><header><p>Free shipping over 40 euros</p><ul>{menu}</ul></header>\
+                 <div {veil}><h1>Almond thins</h1>{}<div hidden><p>Sign-up dialog</p></div>\
+                 </div>{title}</body>",
+                PROSE.repeat(3)
+            )
+        };
+        for veil in ["hidden", "style='display: none'"] {
+            let text = shown(&page(veil, ""));
+            assert!(
+                text.contains("Almond thins") && text.contains("Rangers counted"),
+                "{veil}: {text}"
+            );
+            assert!(!text.contains("Sign-up dialog"), "{text}");
+        }
+        // A page that shows a title is not waiting for its scripts.
+        let text = shown(&page("hidden", "<h1>Shown title</h1>"));
+        assert!(!text.contains("Rangers counted"), "{text}");
+        // Nor is one whose hidden title holds less prose than three times what it shows.
+        let text = shown(&page(
+            "hidden",
+            &PROSE.repeat(2).replace("<p>", "<p>Shown "),
+        ));
+        assert!(!text.contains("Almond thins"), "{text}");
     }
 
     #[test]
