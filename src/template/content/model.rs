@@ -282,7 +282,57 @@ pub fn content(dom: &Dom, blocks: &Blocks, rules: &Rules) -> Vec<bool> {
         .collect();
     link_lines_in_asides(dom, blocks, rules.kept, &mut kept);
     template_link_lines(dom, blocks, &mut kept);
+    described_product(dom, blocks, &mut kept);
     kept
+}
+
+/// The fewest tokens a line found in the product's description needs to vouch for its run
+/// (`described_product`): a shorter line found in a description (a size, a colour, "Free
+/// shipping") says nothing of where it stands.
+const DESCRIBED_MIN_TOKENS: u32 = 8;
+
+/// The fewest tokens of any line in such a run: a bullet of the description ("- Crew neck")
+/// has two, a lone word ("Sale", "Details") could be in any description.
+const DESCRIBED_RUN_TOKENS: u32 = 2;
+
+/// Keeps the lines the page's JSON-LD `Product` gives as its description
+/// (`PageInfo::product_description`): the page says in so many words that they are its
+/// content, where the model, reading a shop's page of buttons, swatches and short specs, can
+/// take a paragraph or the bullets of it for a promotion. A run of consecutive lines each
+/// found whole in the description (`DESCRIBED_RUN_TOKENS` tokens or more, no template text)
+/// is kept when one of them holds `DESCRIBED_MIN_TOKENS`.
+fn described_product(dom: &Dom, blocks: &Blocks, kept: &mut [bool]) {
+    let Some(description) = dom.info.product_description.as_deref() else {
+        return;
+    };
+    let description = description.to_lowercase();
+    let found: Vec<bool> = blocks
+        .blocks
+        .iter()
+        .map(|b| {
+            if b.tokens < DESCRIBED_RUN_TOKENS || b.template_tokens > 0 {
+                return false;
+            }
+            let words: Vec<&str> = blocks
+                .nodes_of(b)
+                .iter()
+                .filter_map(|&n| dom.text(n as usize))
+                .flat_map(|t| t.text.split_whitespace())
+                .collect();
+            description.contains(&words.join(" ").to_lowercase())
+        })
+        .collect();
+    let mut start = 0;
+    while start < found.len() {
+        let end = start + found[start..].iter().take_while(|&&f| f).count();
+        if blocks.blocks[start..end]
+            .iter()
+            .any(|b| b.tokens >= DESCRIBED_MIN_TOKENS)
+        {
+            kept[start..end].iter_mut().for_each(|k| *k = true);
+        }
+        start = end + 1;
+    }
 }
 
 /// Drops the lines the model keeps that are the cluster's template text and links alone: the "Reply Like Report" bar under every post, the "Share Tweet" row
@@ -330,6 +380,50 @@ fn link_lines_in_asides(dom: &Dom, blocks: &Blocks, rules: &[bool], kept: &mut [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dom::parse_html;
+
+    /// A shop's page whose description the model took for a promotion (WCXB dev: gymshark's
+    /// paragraph and bullets): the run of lines found in the JSON-LD description is kept, its
+    /// two-token bullets with it; a lone word of it, a short line of it standing apart and a
+    /// line not in it are not.
+    #[test]
+    fn the_lines_of_the_json_ld_product_description_are_kept() {
+        let description = "REDEFINING YOUR POTENTIAL\\nThe Arrival shirt is your admission to a \
+            new, purposeful approach to training with sweat-wicking fabric.\\n- Slim fit\\n- Crew \
+            neck Sale";
+        let html = format!(
+            r#"<html><head><script type="application/ld+json">{{"@type": "Product",
+            "description": "{description}"}}</script></head><body><p>Slim fit</p>
+            <p>Free delivery over 75 dollars</p><p>Redefining your potential</p><p>The Arrival
+            shirt is your admission to a new, purposeful approach to training with sweat-wicking
+            fabric.</p><p>- Slim fit</p><p>- Crew neck</p><p>Sale</p></body></html>"#
+        );
+        let dom = parse_html(&html).dom;
+        let blocks = Blocks::new(&dom, |_| (false, false));
+        let mut kept = vec![false; blocks.blocks.len()];
+        described_product(&dom, &blocks, &mut kept);
+        let text = |k: usize| {
+            let nodes = blocks.nodes_of(&blocks.blocks[k]).iter();
+            let texts: Vec<&str> = nodes
+                .filter_map(|&n| dom.text(n as usize).map(|t| t.text.as_str()))
+                .collect();
+            texts.join(" ")
+        };
+        let shown: Vec<(String, bool)> = (0..kept.len()).map(|k| (text(k), kept[k])).collect();
+        let expect = [
+            ("Slim fit", false),
+            ("Free delivery over 75 dollars", false),
+            ("Redefining your potential", true),
+            ("The Arrival shirt", true),
+            ("- Slim fit", true),
+            ("- Crew neck", true),
+            ("Sale", false),
+        ];
+        assert_eq!(shown.len(), expect.len(), "{shown:?}");
+        for ((t, k), (want, keep)) in shown.iter().zip(expect) {
+            assert!(t.starts_with(want) && *k == keep, "{shown:?}");
+        }
+    }
 
     #[test]
     fn the_shipped_models_parse_and_read_classify_features() {
