@@ -685,13 +685,15 @@ impl<'a> Writer<'a> {
     }
 
     /// Prefix of line content inside lists and quotes: (first line of a list item: its marker
-    /// and indent; else the continuation indent), and the block quote marks.
-    fn prefix(&mut self, line: &Line) -> (String, bool) {
+    /// and indent; else the continuation indent), and the block quote marks; whether the line
+    /// is in a list, and whether it starts an item.
+    fn prefix(&mut self, line: &Line) -> (String, bool, bool) {
         let dom = self.dom;
         let containers = containers(dom, self.layout, line.element as usize);
         let innermost = containers.iter().rposition(|&c| dom.tag(c) == Some("li"));
         let mut p = String::new();
         let mut depth = 0;
+        let mut new_item = false;
         for (k, &c) in containers.iter().enumerate() {
             if dom.tag(c) == Some("blockquote") {
                 p.push_str("> ");
@@ -700,6 +702,7 @@ impl<'a> Writer<'a> {
             let marker = self.marker(c);
             if Some(k) == innermost && self.marked.insert(c) {
                 p.push_str(&self.first_marker(c, depth, marker));
+                new_item = true;
             } else if self.marked.contains(&c) {
                 // An item whose marker was never written (its first line is not kept) indents
                 // nothing: four spaces under no marker would read as a code block.
@@ -707,7 +710,7 @@ impl<'a> Writer<'a> {
             }
             depth += 1;
         }
-        (p, innermost.is_some())
+        (p, innermost.is_some(), new_item)
     }
 
     /// The indent and quote marks that continue the list items and quotes around node `i`
@@ -774,10 +777,13 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// The group of a line's block: a list's while the list reads as one (`broken_list`).
-    fn list_group(&mut self, in_list: bool) -> Option<Group> {
+    /// The group of a line's block: a list's for a line that starts an item, while the list
+    /// reads as one (`broken_list`). An item's later line stands apart, after a blank line: a
+    /// line joined to the one before is the same paragraph to a reader, and a delimiter each
+    /// holds alone could pair across them (`**Us$14.99** per month` over `**Us$77.99**`).
+    fn list_group(&mut self, in_list: bool, new_item: bool) -> Option<Group> {
         self.broken_list &= in_list;
-        (in_list && !self.broken_list).then_some(Group::List)
+        (new_item && !self.broken_list).then_some(Group::List)
     }
 
     /// Whether node `i` lies inside a list item written as one.
@@ -806,7 +812,7 @@ impl<'a> Writer<'a> {
             }
             Kind::Formula => {
                 let text = plain_line(dom, self.layout, line, self.keep);
-                let (prefix, _) = self.prefix(line);
+                let (prefix, _, _) = self.prefix(line);
                 self.blocks.push(Block {
                     text: format!("{prefix}$${}$$", text.trim()),
                     group: None,
@@ -819,9 +825,9 @@ impl<'a> Writer<'a> {
                 if body.is_empty() {
                     return;
                 }
-                let (prefix, in_list) = self.prefix(line);
+                let (prefix, in_list, new_item) = self.prefix(line);
                 let hashes = "#".repeat(usize::from(level));
-                let group = self.list_group(in_list);
+                let group = self.list_group(in_list, new_item);
                 self.blocks.push(Block {
                     text: format!("{prefix}{hashes} {body}"),
                     group,
@@ -832,8 +838,8 @@ impl<'a> Writer<'a> {
                 if body.is_empty() {
                     return;
                 }
-                let (prefix, in_list) = self.prefix(line);
-                let group = self.list_group(in_list);
+                let (prefix, in_list, new_item) = self.prefix(line);
+                let group = self.list_group(in_list, new_item);
                 self.blocks.push(Block {
                     text: format!("{prefix}{}", escape_line_start(&body)),
                     group,
@@ -1095,6 +1101,19 @@ mod tests {
         );
     }
 
+    /// Regression: an item's second line was joined to its first, one paragraph to a reader,
+    /// so a `$` of each paired into a formula (`**Us$14.99** per month` over `**Us$77.99**`).
+    #[test]
+    fn an_items_later_line_is_a_paragraph_of_its_own() {
+        let html = "<ul><li>Monthly: <b>Us$14.99</b> per month<br>Annual: <b>Us$77.99</b></li>\
+                    <li>Family: <b>Us$119.99</b></li></ul>";
+        assert_eq!(
+            md_without(html, ""),
+            "- Monthly: **Us$14.99** per month\n\n  Annual: **Us$77.99**\n\n\
+             - Family: **Us$119.99**\n"
+        );
+    }
+
     /// Regression: a quote inside a list item was written with its `>` before the item's
     /// indent (`>       text`), which reads as code inside a quote outside the list.
     #[test]
@@ -1103,7 +1122,7 @@ mod tests {
                     <blockquote><ul><li>in a quote</li></ul></blockquote>";
         assert_eq!(
             md_without(html, ""),
-            "1. one\n   > quoted\n2. two\n> * in a quote\n"
+            "1. one\n\n   > quoted\n\n2. two\n> * in a quote\n"
         );
     }
 
@@ -1114,7 +1133,7 @@ mod tests {
         let html = "<ol><li><p>one</p><img src='a.png'><p>more</p></li><li>two</li></ol>";
         assert_eq!(
             md_without(html, ""),
-            "1. one\n\n   ![](https://example.com/docs/a.png)\n\n   more\n2. two\n"
+            "1. one\n\n   ![](https://example.com/docs/a.png)\n\n   more\n\n2. two\n"
         );
     }
 
