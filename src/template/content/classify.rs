@@ -753,7 +753,7 @@ pub fn context(blocks: &Blocks, groups: &[[u32; GROUPS]], p: &[f64]) -> Vec<f64>
 }
 
 /// A block's text, its nodes joined with spaces (what the text features read).
-fn block_text(dom: &Dom, blocks: &Blocks, b: &Block) -> String {
+pub(super) fn block_text(dom: &Dom, blocks: &Blocks, b: &Block) -> String {
     let mut s = String::new();
     for &i in blocks.nodes_of(b) {
         if let NodeKind::Text(t) = &dom.nodes[i as usize].kind {

@@ -313,12 +313,8 @@ fn described_product(dom: &Dom, blocks: &Blocks, kept: &mut [bool]) {
             if b.tokens < DESCRIBED_RUN_TOKENS || b.template_tokens > 0 {
                 return false;
             }
-            let words: Vec<&str> = blocks
-                .nodes_of(b)
-                .iter()
-                .filter_map(|&n| dom.text(n as usize))
-                .flat_map(|t| t.text.split_whitespace())
-                .collect();
+            let text = classify::block_text(dom, blocks, b);
+            let words: Vec<&str> = text.split_whitespace().collect();
             description.contains(&words.join(" ").to_lowercase())
         })
         .collect();
@@ -402,13 +398,7 @@ mod tests {
         let blocks = Blocks::new(&dom, |_| (false, false));
         let mut kept = vec![false; blocks.blocks.len()];
         described_product(&dom, &blocks, &mut kept);
-        let text = |k: usize| {
-            let nodes = blocks.nodes_of(&blocks.blocks[k]).iter();
-            let texts: Vec<&str> = nodes
-                .filter_map(|&n| dom.text(n as usize).map(|t| t.text.as_str()))
-                .collect();
-            texts.join(" ")
-        };
+        let text = |k: usize| classify::block_text(&dom, &blocks, &blocks.blocks[k]);
         let shown: Vec<(String, bool)> = (0..kept.len()).map(|k| (text(k), kept[k])).collect();
         let expect = [
             ("Slim fit", false),
