@@ -1293,6 +1293,44 @@ async fn the_crawl_goes_on_when_the_engines_leader_node_is_killed_and_loses_no_c
     );
 }
 
+/// Regression: a partition whose log another writer fenced while its holder's lease stayed
+/// valid (an engine election can make a lease look lost; the holder takes it again and its own
+/// new writer fences the old one) was left leased without a writer: its queue went unseen and
+/// the crawl ended with pages never fetched. Here an intruder fences every partition's log
+/// mid-crawl: the worker hands those leases back, takes the partitions over again from their
+/// logs, and stores every page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawl_does_not_end_with_pages_queued_when_a_partitions_log_is_fenced_under_its_holder()
+{
+    let Some(c) = Crawled::start(
+        "the_crawl_does_not_end_with_pages_queued_when_a_partitions_log_is_fenced_under_its_holder",
+        95,
+        25,
+    )
+    .await
+    else {
+        return;
+    };
+    let mut wa = c.worker("a");
+    c.wait_served(20, &mut wa);
+    let engine = Engine::connect(&c.url).await.expect("connect");
+    let mut intruders = Vec::new();
+    for p in 0..8 {
+        intruders.push(engine.log(p, "intruder").await.expect("open a log"));
+    }
+    let logs = c.finish(&mut [("a", &mut wa)]);
+    assert!(
+        logs.contains("its lease handed back"),
+        "the worker was never fenced\n{logs}"
+    );
+    assert_eq!(
+        c.stored_by(&["a"]),
+        c.all_pages(),
+        "every page stored\n{logs}"
+    );
+    drop(intruders);
+}
+
 /// Snapshots every 10 records: the killed worker's partitions are rebuilt by the survivor from
 /// their last snapshots and the logs' tails — every page stored, only requests in flight made
 /// again — and `export --cluster` afterwards, which must read the snapshots too (the logs were

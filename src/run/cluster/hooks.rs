@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::state::{held_of, jobs_of, snaps_of, Held, Renewed, SharedJobs, Snaps};
+use super::state::{forget_fenced, held_of, jobs_of, snaps_of, Held, Renewed, SharedJobs, Snaps};
 use crate::cluster::{partition_of, Append, Engine, Kind};
 use crate::crawl::url as urls;
 use crate::crawl::Partitioned;
@@ -96,7 +96,7 @@ pub(super) fn hooks(shared: &Shared) -> Partitioned {
                         Ok(true)
                     }
                     Ok(Append::Fenced) => {
-                        held_of(&held).remove(&p);
+                        forget_fenced(&held, p, &log);
                         Ok(false)
                     }
                     Err(e) => Err(e.to_string()),

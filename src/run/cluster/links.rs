@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::state::{held_of, jobs_of, say, snaps_of, State, WorkerError, ENGINE_PATIENCE};
+use super::state::{
+    forget_fenced, held_of, jobs_of, say, snaps_of, State, WorkerError, ENGINE_PATIENCE,
+};
 use crate::cluster::{Append, Kind, LinkInbox};
 use crate::crawl::url as urls;
 use crate::crawl::worker::Ctx;
@@ -83,14 +85,14 @@ pub(super) async fn pull(
         return Ok(false);
     }
     if !receive(state, ctx, p, links).await? {
-        held_of(&state.held).remove(&p);
         inboxes.remove(&p);
     }
     Ok(true)
 }
 
 /// Links pulled from partition `p`'s inbox: logged (one record), queued, acknowledged.
-/// `Ok(false)` when the partition turned out to be another worker's (nothing acknowledged).
+/// `Ok(false)` when the partition turned out to be another worker's (nothing acknowledged;
+/// its fenced writer forgotten).
 pub(super) async fn receive(
     state: &State,
     ctx: &Arc<Ctx>,
@@ -110,6 +112,7 @@ pub(super) async fn receive(
         .append_record(Kind::Link, lines.join("\n").as_bytes())
         .await?;
     if appended == Append::Fenced {
+        forget_fenced(&state.held, p, &log);
         return Ok(false);
     }
     snaps_of(&state.snaps).entry(p).or_default().since += 1;

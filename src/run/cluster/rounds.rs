@@ -83,6 +83,25 @@ pub(super) async fn one_round(
     shutdown: &CancellationToken,
     round_began: Instant,
 ) -> Result<bool, WorkerError> {
+    // A lease whose partition has no writer here any more (its log was fenced under this
+    // worker, as when an engine election made the lease look lost and this worker took it
+    // again) goes back first: held without a writer, the partition's queue would sit unseen and
+    // the crawl end without it. Released, it is taken over again from its log, here or by
+    // another worker.
+    let orphaned: Vec<u32> = {
+        let held = held_of(&state.held);
+        share.held().filter(|p| !held.contains_key(p)).collect()
+    };
+    for p in orphaned {
+        share.release(p).await?;
+        jobs_of(&state.jobs).draining.remove(&p);
+        snaps_of(&state.snaps).remove(&p);
+        moves_of(state).lost += 1;
+        tracing::warn!(
+            partition = p,
+            "the partition's log was written by another writer; its lease handed back"
+        );
+    }
     let round = share.round().await?;
     for p in &round.lost {
         held_of(&state.held).remove(p);

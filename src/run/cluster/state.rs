@@ -40,7 +40,10 @@ pub(super) const ENGINE_PATIENCE: Duration = Duration::from_secs(30);
 
 /// The partitions this worker holds now, with their logs (each behind its own lock: a
 /// partition's appends go one at a time).
-pub(super) type Held = Arc<Mutex<HashMap<u32, Arc<tokio::sync::Mutex<PartitionLog>>>>>;
+pub(super) type Held = Arc<Mutex<HashMap<u32, SharedLog>>>;
+
+/// A held partition's log writer, shared by the commit path, the inbox and the snapshots.
+pub(super) type SharedLog = Arc<tokio::sync::Mutex<PartitionLog>>;
 
 /// Per partition: requests and page processings in hand (`Partitioned::started` /
 /// `settled`), and whether it is being handed back (no new work starts; it is released once
@@ -108,10 +111,18 @@ pub(super) struct Moves {
     pub(super) lost: u64,
 }
 
-pub(super) fn held_of(
-    held: &Held,
-) -> std::sync::MutexGuard<'_, HashMap<u32, Arc<tokio::sync::Mutex<PartitionLog>>>> {
+pub(super) fn held_of(held: &Held) -> std::sync::MutexGuard<'_, HashMap<u32, SharedLog>> {
     held.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Partition `p`'s writer `log` was fenced: forget it, unless `p` is held through a newer
+/// writer by now (this worker took the partition over again while the append waited; the
+/// newer writer fenced the old one and is the partition's log).
+pub(super) fn forget_fenced(held: &Held, p: u32, log: &SharedLog) {
+    let mut held = held_of(held);
+    if held.get(&p).is_some_and(|now| Arc::ptr_eq(now, log)) {
+        held.remove(&p);
+    }
 }
 
 /// URLs queued for the sites of the partitions this worker holds.

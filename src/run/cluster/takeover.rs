@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::links::{queue, read_links};
-use super::state::{held_of, jobs_of, say, snaps_of, Snap, State, WorkerError};
+use super::state::{forget_fenced, held_of, jobs_of, say, snaps_of, Snap, State, WorkerError};
 use crate::cluster::{Append, Kind, SnapshotRef};
 use crate::crawl::import::{self, Queued};
 use crate::crawl::worker::Ctx;
@@ -200,7 +200,7 @@ pub(super) async fn snapshot(state: &State, p: u32) -> Result<(), WorkerError> {
     if appended == Append::Fenced {
         // Not the partition's snapshot: another worker holds the partition now.
         let _ = state.engine.delete_snapshot(&name).await;
-        held_of(&state.held).remove(&p);
+        forget_fenced(&state.held, p, &log);
         return Ok(());
     }
     reader.purge_through(tail.last).await?;
