@@ -296,6 +296,40 @@ struct Writer<'a> {
     broken_list: bool,
 }
 
+/// A strikethrough that starts or ends inside a word (`<s>over</s>charged`) cannot be written:
+/// a `~~` between two letters neither opens nor closes for a reader (tildes flank as `_`
+/// does), so its text is written without it.
+fn drop_strikes_inside_words(dom: &Dom, items: &[usize], marks: &mut [Vec<(usize, Mark)>]) {
+    let glued = |a: usize, b: usize| match (dom.text(a), dom.text(b)) {
+        (Some(x), Some(y)) => {
+            !x.space_after
+                && !y.space_before
+                && x.text.chars().last().is_some_and(char::is_alphanumeric)
+                && y.text.chars().next().is_some_and(char::is_alphanumeric)
+                && !broken(dom, a, b)
+        }
+        _ => false,
+    };
+    let has = |k: usize, a: usize, marks: &[Vec<(usize, Mark)>]| marks[k].iter().any(|m| m.0 == a);
+    let mut inside_words = Vec::new();
+    for k in 0..items.len() {
+        for &(a, ref m) in &marks[k] {
+            if *m != Mark::Strike {
+                continue;
+            }
+            let starts_glued = k > 0 && !has(k - 1, a, marks) && glued(items[k - 1], items[k]);
+            let ends_glued =
+                k + 1 < items.len() && !has(k + 1, a, marks) && glued(items[k], items[k + 1]);
+            if starts_glued || ends_glued {
+                inside_words.push(a);
+            }
+        }
+    }
+    for m in marks.iter_mut() {
+        m.retain(|(a, _)| !inside_words.contains(a));
+    }
+}
+
 /// Close `m` onto `out`, before `next`. A closing `*`, `**` or `~~` after punctuation and
 /// right before a letter does not close (CommonMark's right-flanking rule): Chinese text puts
 /// `，` or `。` at the end of a bold run and the next word right after it
@@ -385,13 +419,17 @@ fn absolute(base: Option<&Url>, href: &str) -> Option<String> {
             .map(String::from)
             .unwrap_or_else(|_| href.to_string()),
     };
-    // Link destinations end at whitespace and must balance parentheses: encode them.
+    // Link destinations end at whitespace and must balance parentheses: encode them. A
+    // backtick or a `$` in one could pair with one in the text after it into a code span or a
+    // formula, which bind before links: escaped.
     Some(
         url.replace(' ', "%20")
             .replace('(', "%28")
             .replace(')', "%29")
             .replace('<', "%3C")
-            .replace('>', "%3E"),
+            .replace('>', "%3E")
+            .replace('`', "\\`")
+            .replace('$', "\\$"),
     )
 }
 
@@ -526,6 +564,15 @@ impl<'a> Writer<'a> {
             }
         }
         marks.reverse();
+        // Emphasis inside emphasis (`<em><em>`, `<b><strong>`) adds nothing a reader sees; the
+        // outermost is written (`*******10****` would read as neither).
+        let mut seen: Vec<Mark> = Vec::new();
+        marks.retain(|(_, m)| {
+            let again =
+                matches!(m, Mark::Strong | Mark::Emphasis | Mark::Strike) && seen.contains(m);
+            seen.push(m.clone());
+            !again
+        });
         // Inside inline code, no other markup.
         if let Some(k) = marks.iter().position(|(_, m)| matches!(m, Mark::Code(_))) {
             marks.truncate(k + 1);
@@ -575,10 +622,11 @@ impl<'a> Writer<'a> {
             items.retain(|&i| i > cell && i < end);
         }
         let code_text = |a: usize| self.kept_text(a);
-        let all_marks: Vec<Vec<(usize, Mark)>> = items
+        let mut all_marks: Vec<Vec<(usize, Mark)>> = items
             .iter()
             .map(|&i| self.marks(i, within.unwrap_or(element), &code_text))
             .collect();
+        drop_strikes_inside_words(dom, &items, &mut all_marks);
         let uses = |f: fn(&Mark) -> bool| all_marks.iter().flatten().any(|(_, m)| f(m));
         let same_marks = |a: usize, b: usize| {
             all_marks[a]
@@ -600,27 +648,37 @@ impl<'a> Writer<'a> {
         let mut open: Vec<(usize, Mark)> = Vec::new();
         let mut last: Option<(usize, bool)> = None;
         for (k, (&i, marks)) in items.iter().zip(&all_marks).enumerate() {
-            let mut common = open
-                .iter()
-                .zip(marks)
-                .take_while(|(a, b)| a.0 == b.0)
-                .count();
-            // An element that ends where an equal one begins continues it (`<b>B</b><b>ook</b>`
-            // is `**Book**`: `**B****ook**` reads as neither). Code spans are not joined: their
-            // fences are fitted to one element's text.
-            while common < open.len().min(marks.len())
-                && open[common].1 == marks[common].1
-                && !matches!(marks[common].1, Mark::Code(_))
-            {
-                open[common].0 = marks[common].0;
-                common += 1;
-            }
             let (space_before, space_after) = match dom.text(i) {
                 Some(t) => (t.space_before, t.space_after),
                 None => (true, true),
             };
             let crossed_block = last.is_some_and(|(prev, _)| broken(dom, prev, i));
             let separated = last.is_some_and(|(_, after)| after || space_before) || crossed_block;
+            let mut common = open
+                .iter()
+                .zip(marks)
+                .take_while(|(a, b)| a.0 == b.0)
+                .count();
+            // An element that ends where an equal one begins continues it (`<b>B</b><b>ook</b>`
+            // is `**Book**`: `**B****ook**` reads as neither). Two code spans with nothing
+            // between are one (`` `U+00DF``0x C3` `` would read as one span holding the fences)
+            // when one fence fits both texts.
+            while common < open.len().min(marks.len())
+                && open[common].1 == marks[common].1
+                && match &marks[common].1 {
+                    Mark::Code(fence) => {
+                        !separated
+                            && fence_for(
+                                &(code_text(open[common].0) + &code_text(marks[common].0)),
+                                1,
+                            ) == *fence
+                    }
+                    _ => true,
+                }
+            {
+                open[common].0 = marks[common].0;
+                common += 1;
+            }
             let next = match (marks.get(common), dom.text(i)) {
                 (Some((_, m)), _) => m.open().chars().next(),
                 (None, Some(t)) => t.text.chars().next(),
@@ -1146,6 +1204,51 @@ mod tests {
             md_without(html, ""),
             "**Book** club, [ab](https://example.com/x)\n"
         );
+    }
+
+    /// Regression: emphasis nested in emphasis (`<em><em><strong><em><strong>10`) was written
+    /// mark by mark (`*******10********LUOA`), which a reader reads as neither emphasis nor
+    /// one word.
+    #[test]
+    fn emphasis_inside_emphasis_is_written_once() {
+        let html = "<p><em><em><strong><em><strong><sup>10</sup></strong></em></strong></em>\
+                    <strong>LUOA Discount</strong> only here</em></p>";
+        assert_eq!(md_without(html, ""), "***10LUOA Discount** only here*\n");
+    }
+
+    /// Regression: two code spans with nothing between (`<code>U+00DF</code><code>0x C3
+    /// 9F</code>`) were written `` `U+00DF``0x C3 9F` ``, one span holding both fences.
+    #[test]
+    fn adjacent_code_spans_are_written_as_one() {
+        let html = "<p>'ß'<code>U+00DF</code><code>0x C3 9F</code> and <code>a</code> \
+                    <code>b</code></p>";
+        assert_eq!(md_without(html, ""), "'ß'`U+00DF0x C3 9F` and `a` `b`\n");
+    }
+
+    /// Regression: a strikethrough ending inside a word (`<s>over</s>charged`) was written
+    /// `~~over~~charged`, which a reader does not close.
+    #[test]
+    fn a_strikethrough_inside_a_word_is_written_as_text() {
+        let html = "<p>get <s>over</s>charged, <s>struck</s> out, pre<del>fix</del></p>";
+        assert_eq!(
+            md_without(html, ""),
+            "get overcharged, ~~struck~~ out, prefix\n"
+        );
+    }
+
+    /// Regression: a `$` in a link's URL paired with a price's `$` in the text before it into
+    /// a formula, which swallowed the link (`[Decor from $15](…decor-from-$15…)`).
+    #[test]
+    fn a_dollar_or_backtick_in_a_url_is_escaped() {
+        let html =
+            "<p><a href='/sale/decor-from-$15'>Decor from $15</a><a href='/a`b'>Lighting</a> \
+                    `x</p>";
+        let md = md_without(html, "");
+        assert!(
+            md.contains("(https://example.com/sale/decor-from-\\$15)"),
+            "{md}"
+        );
+        assert!(!md.contains("a`b"), "{md}");
     }
 
     /// Regression: a lone backtick in text was written as is beside a code span, and paired
