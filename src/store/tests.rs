@@ -1516,3 +1516,23 @@ fn hosts_over_budget_are_replaced_as_a_whole_at_each_run_end() {
     store.set_over_budget(0, &[]).unwrap();
     assert!(store.over_budget().unwrap().is_empty());
 }
+
+/// A broad crawl's end records thousands of hosts over budget, in several batches: the set
+/// still replaces the last run's whole.
+#[test]
+fn many_hosts_over_budget_replace_the_last_runs_set_across_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let hosts = |from: usize, to: usize, urls: u64| -> Vec<(String, u64)> {
+        (from..to)
+            .map(|i| (format!("s{i}.example:80"), urls))
+            .collect()
+    };
+    store.set_over_budget(10, &hosts(0, 700, 4)).unwrap();
+    assert_eq!(store.over_budget().unwrap().len(), 700);
+    store.set_over_budget(20, &hosts(500, 1300, 9)).unwrap();
+    let over = store.over_budget().unwrap();
+    assert_eq!(over.len(), 800, "the first run's 500 others are gone");
+    assert!(over.values().all(|r| (r.budget, r.urls) == (20, 9)));
+    assert!(!over.contains_key("s499.example:80") && over.contains_key("s1299.example:80"));
+}
