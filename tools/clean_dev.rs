@@ -9,8 +9,8 @@
 //!       [--page-frame=PERCENT]    (the page-mode region's share, likewise)
 //!       [--articles=PERCENT]      (the share a cluster needs to read as articles, likewise)
 //!       [--embedded-prose=TOKENS] [--short-repeated=TOKENS]   (those constants, likewise)
-//!   cargo run --release --example clean_dev -- audit DATASET [--oracle]
-//!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle]
+//!   cargo run --release --example clean_dev -- audit DATASET [--oracle] [--without=…]
+//!   cargo run --release --example clean_dev -- dump DATASET SITE PAGE [--oracle] [--without=…]
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -197,7 +197,8 @@ fn annotate(
         .unwrap();
     let template = support::template(members.iter().map(|&i| essential[i as usize].as_slice()));
     let pages: Vec<&Dom> = members.iter().map(|&i| &doms[i as usize]).collect();
-    let model = ClusterModel::learn(&pages, &template);
+    // The components `--without=` leaves on, as `run` cleans with.
+    let model = ClusterModel::learn_and_clean_with(&pages, &template, features()).0;
     let dom = &doms[at];
     let gold = std::fs::read_to_string(site.join(format!("{page}.gold.txt"))).unwrap_or_default();
     let gold = token_bag(&gold);
