@@ -28,7 +28,7 @@ const RECORDS_PER_BATCH: usize = 256;
 
 impl Store {
     /// Record `hosts` (site, URLs queued) as over `budget`, and no other site. Written in
-    /// batches of [`RECORDS_PER_BATCH`]: a run stopped part-way leaves some records of the run
+    /// batches of `RECORDS_PER_BATCH` (256): a run stopped part-way leaves some records of the run
     /// before beside this one's, which the next run's end replaces.
     pub fn set_over_budget(&self, budget: u64, hosts: &[(String, u64)]) -> Result<(), StoreError> {
         let keep: HashMap<&str, u64> = hosts.iter().map(|(s, n)| (s.as_str(), *n)).collect();
