@@ -839,10 +839,7 @@ fn unveil(out: &mut Parsed) {
             out.hiders
                 .iter()
                 .copied()
-                .filter(|&h| {
-                    let parent = nodes[h as usize].parent;
-                    parent == NO_PARENT || nodes[parent as usize].flags & flags::HIDDEN == 0
-                })
+                .filter(|&h| outermost_hider(h as usize) == h)
                 .map(|h| (h, held(h, &chars)))
                 .max_by_key(|&(_, c)| c)
                 .filter(|&(_, most)| most * 2 >= hidden)
