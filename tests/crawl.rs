@@ -119,6 +119,36 @@ pub async fn crawl_with(
         .0
 }
 
+/// Run a crawl to the end in `dirs` with `toml` over BASE, the scheduler's events recorded in
+/// order (what inline learning would hear).
+pub async fn crawl_hearing_events(
+    dirs: &Dirs,
+    seeds: &[String],
+    toml: &str,
+) -> (CrawlSummary, Vec<crawl::CrawlEvent>) {
+    let config = Arc::new(dirs.config(toml));
+    std::fs::create_dir_all(dirs.data()).expect("create the data directory");
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink: crawl::EventSink = {
+        let events = events.clone();
+        Arc::new(move |e: crawl::CrawlEvent| events.lock().expect("events").push(e))
+    };
+    let seeds: Vec<url::Url> = seeds.iter().map(|s| s.parse().expect("seed URL")).collect();
+    let summary = crawl::run(
+        config,
+        Arc::new(dirs.store()),
+        &seeds,
+        CancellationToken::new(),
+        Arc::new(CrawlStats::default()),
+        Some(sink),
+        RunOptions::default(),
+    )
+    .await
+    .expect("the crawl runs");
+    let events = events.lock().expect("events").clone();
+    (summary, events)
+}
+
 /// [`crawl_learning`] with run options of the test's own (`--import-warc`).
 pub async fn crawl_learning_with(
     dirs: &Dirs,

@@ -14,7 +14,8 @@ use tokio::time::Instant;
 
 pub struct Politeness {
     delay: Duration,
-    limiter: Option<Limiter>,
+    /// Boxed: a broad crawl holds a `Politeness` per origin, and most never get a limiter.
+    limiter: Option<Box<Limiter>>,
     /// No request may start before this.
     next_allowed: Instant,
     backoff_exp: u32,
@@ -101,12 +102,12 @@ impl Politeness {
     }
 }
 
-fn limiter_for(delay: Duration) -> Option<Limiter> {
+fn limiter_for(delay: Duration) -> Option<Box<Limiter>> {
     if delay.is_zero() {
         return None;
     }
     // One request per `delay`, no burst.
-    Quota::with_period(delay).map(|q| RateLimiter::direct(q.allow_burst(NonZeroU32::MIN)))
+    Quota::with_period(delay).map(|q| Box::new(RateLimiter::direct(q.allow_burst(NonZeroU32::MIN))))
 }
 
 #[cfg(test)]

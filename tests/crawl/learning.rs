@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{crawl_learning, texts, Dirs};
+use super::{crawl_hearing_events, crawl_learning, texts, Dirs};
 use crate::support::{thresher_bin, NewsSite, Origin, SiteSpec, TestServer};
 use thresher::crawl::stats::CrawlStats;
 use thresher::crawl::url::page_stem;
@@ -428,30 +428,10 @@ async fn the_crawl_tells_when_it_is_done_with_a_site_after_its_pages_and_once() 
         .collect();
     let dirs = Dirs::new();
     // Both sites stop at their budget with URLs left: done all the same.
-    let config = Arc::new(dirs.config("[crawl]\nmax_pages_per_host = 6\n"));
-    std::fs::create_dir_all(dirs.data()).unwrap();
-    let store = Arc::new(dirs.store());
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink: EventSink = {
-        let events = events.clone();
-        Arc::new(move |e: CrawlEvent| events.lock().unwrap().push(e))
-    };
-    let seeds: Vec<url::Url> = (0..2)
-        .map(|i| server.origin(i).url("/").parse().unwrap())
-        .collect();
-    let summary = thresher::crawl::run(
-        config,
-        store,
-        &seeds,
-        CancellationToken::new(),
-        Arc::new(CrawlStats::default()),
-        Some(sink),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap();
+    let seeds: Vec<String> = (0..2).map(|i| server.origin(i).url("/")).collect();
+    let (summary, events) =
+        crawl_hearing_events(&dirs, &seeds, "[crawl]\nmax_pages_per_host = 6\n").await;
     assert!(!summary.interrupted);
-    let events = events.lock().unwrap().clone();
     assert!(sites.iter().all(|s| s.reachable().len() > 6));
     for i in 0..2 {
         let key = server.origin(i).host_port();

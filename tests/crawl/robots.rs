@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use super::{check_stored, crawl, stored_urls, Dirs};
-use crate::support::sites::{mount_robots_rules, mount_robots_status, RobotsCase};
-use crate::support::TestServer;
+use super::{check_stored, crawl, crawl_hearing_events, stored_urls, Dirs};
+use crate::support::sites::{links_page, mount_robots_rules, mount_robots_status, RobotsCase};
+use crate::support::{Endpoint, TestServer};
+use thresher::crawl::CrawlEvent;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_rules_and_sitemaps_are_obeyed() {
@@ -122,5 +123,51 @@ async fn robots_are_neither_fetched_nor_obeyed_when_respect_is_off() {
         0,
         "gaps: {:?}",
         o.gaps()
+    );
+}
+
+/// A site the crawl is done with keeps its robots rules only in the store. When a link from
+/// another site brings it new URLs, its rules are read back: robots.txt is not fetched again,
+/// and its Disallow still holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_sites_robots_rules_are_read_back_when_it_gets_new_urls() {
+    let server = TestServer::start(2);
+    let (a, b) = (server.origin(0), server.origin(1));
+    a.mount(
+        "/robots.txt",
+        Endpoint::text("User-agent: *\nDisallow: /private/\n"),
+    );
+    a.mount("/", Endpoint::html(links_page("A", &[])));
+    a.mount("/late.html", Endpoint::html(links_page("A late", &[])));
+    a.mount(
+        "/private/x.html",
+        Endpoint::html(links_page("A private", &[])),
+    );
+    b.mount("/robots.txt", Endpoint::text("User-agent: *\nAllow: /\n"));
+    b.mount("/", Endpoint::html(links_page("B", &["/slow.html"])));
+    // By the time this page is answered, A is done: its one page stored long before.
+    let (late_url, private_url) = (a.url("/late.html"), a.url("/private/x.html"));
+    let late = links_page("B slow", &[&late_url, &private_url]);
+    b.mount(
+        "/slow.html",
+        Endpoint::slow_first_byte(Duration::from_millis(800), Endpoint::html(late)),
+    );
+    let dirs = Dirs::new();
+    let (summary, events) = crawl_hearing_events(&dirs, &[a.url("/"), b.url("/")], "").await;
+    assert!(!summary.interrupted);
+    let done_a = events
+        .iter()
+        .filter(|e| **e == CrawlEvent::SiteDone(a.host_port()))
+        .count();
+    assert_eq!(
+        done_a, 2,
+        "A done before the late link and after it: {events:?}"
+    );
+    assert_eq!(a.hits("/late.html"), 1, "the late URL fetched");
+    assert_eq!(a.hits("/private/x.html"), 0, "its Disallow still holds");
+    assert_eq!(
+        a.hits("/robots.txt"),
+        1,
+        "robots.txt read back, not fetched again"
     );
 }

@@ -84,7 +84,7 @@ impl Scheduler {
             Addr::Unresolved { until } if busy || until > now => return None,
             Addr::Resolving => return Some(false),
             _ => {
-                let base = o.base.as_ref()?;
+                let base = o.base()?;
                 let port = base.port_or_known_default()?;
                 let ip: std::net::IpAddr = match base.host()? {
                     url::Host::Ipv4(ip) => ip.into(),
@@ -138,7 +138,7 @@ impl Scheduler {
         let Some(o) = self.origins.get_mut(&id) else {
             return;
         };
-        let port = o.base.as_ref().and_then(Url::port_or_known_default);
+        let port = o.base().and_then(|b| b.port_or_known_default());
         match (result, port) {
             (Ok(ips), Some(port)) => {
                 o.addr = Addr::Known {
@@ -217,10 +217,24 @@ impl Scheduler {
     pub(super) fn robots_first(&mut self, id: u32, now: Instant) -> Option<bool> {
         let token = &self.ctx.config.fetch.robots_token;
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
+        if matches!(o.robots, Robots::Stored) {
+            o.robots = match self.ctx.store.robots::<RobotsEntry>(&o.key) {
+                Ok(Some(entry)) => Robots::Known {
+                    expires: instant_of(entry.expires_at),
+                    entry: Box::new(entry),
+                },
+                found => {
+                    if let Err(e) = found {
+                        tracing::warn!(origin = %o.key, "robots entry unreadable, fetched again: {e}");
+                    }
+                    Robots::Unknown
+                }
+            };
+        }
         let stale = match &o.robots {
             Robots::Ignored => false,
             Robots::Unknown => true,
-            Robots::Fetching => return Some(false),
+            Robots::Fetching | Robots::Stored => return Some(false),
             Robots::Known { entry, expires } => {
                 *expires <= now || entry.needs_fetch(std::time::SystemTime::now(), token)
             }
@@ -247,10 +261,10 @@ impl Scheduler {
     pub(super) fn start_robots(&mut self, id: u32, now: Instant) -> bool {
         let o = self.origins.get_mut(&id).expect("invariant: origin exists");
         let previous = match &o.robots {
-            Robots::Known { entry, .. } => Some(entry.clone()),
+            Robots::Known { entry, .. } => Some(RobotsEntry::clone(entry)),
             _ => None,
         };
-        let Some(base) = o.base.clone() else {
+        let Some(base) = o.base() else {
             o.set_aside();
             return true;
         };

@@ -167,9 +167,12 @@ enum Robots {
     Unknown,
     Fetching,
     Known {
-        entry: RobotsEntry,
+        entry: Box<RobotsEntry>,
         expires: Instant,
     },
+    /// Known, and kept only in the store: its site was done (`Scheduler::tell_if_site_done`),
+    /// so the entry left memory. Read back before the origin's next request.
+    Stored,
 }
 
 /// Where an origin's requests go, for per-server politeness. It changes only while none of the
@@ -210,9 +213,12 @@ fn instant_of(t: std::time::SystemTime) -> Instant {
     }
 }
 
+/// One origin's crawl state. A broad crawl holds one per origin it knows (100,000 and more), in
+/// a table sized for all of them, so what most origins never need stays out of line: the robots
+/// entry is boxed, the rate limiter is boxed (`Politeness`), and the base URL is parsed from the
+/// key when a request needs it.
 struct Origin {
     key: String,
-    base: Option<Url>,
     site: String,
     /// Its entries in sled not yet started (`buffer` holds the next of them).
     queued: u64,
@@ -261,6 +267,11 @@ struct Origin {
 }
 
 impl Origin {
+    /// Its base URL (`None` for a key that is no URL: such an origin is set aside).
+    fn base(&self) -> Option<Url> {
+        Url::parse(&self.key).ok()
+    }
+
     fn has_work(&self) -> bool {
         (!self.pages_blocked && (self.queued > 0 || !self.buffer.is_empty())) || self.revisits > 0
     }
@@ -517,7 +528,12 @@ pub async fn run(
     };
     let lengths = store.queue_lengths()?;
     let revisits = store.revisit_lengths()?;
-    for rec in store.origins() {
+    let records = store.origins();
+    // Sized once: growing a table of 100,000 origins doubles it, and holds the old half beside
+    // the new one while it moves them.
+    s.origins.reserve(records.len());
+    s.site_origins.reserve(records.len());
+    for rec in records {
         let queued = lengths.get(&rec.id).copied().unwrap_or(0);
         s.add_origin(rec.id, &rec.key, queued);
         let n = revisits.get(&rec.id).copied().unwrap_or(0);
@@ -658,7 +674,6 @@ impl Scheduler {
         let delay = self.ctx.config.crawl.delay;
         let mut origin = Origin {
             key: key.to_string(),
-            base,
             site: site.clone(),
             queued,
             cursor: 0,
@@ -705,7 +720,7 @@ impl Scheduler {
             // force if robots.txt is unreachable then.
             origin.robots = Robots::Known {
                 expires: instant_of(entry.expires_at),
-                entry,
+                entry: Box::new(entry),
             };
         }
         self.stats.queued.fetch_add(queued, Relaxed);
@@ -1007,5 +1022,15 @@ async fn sleep_until(t: Option<Instant>) {
     match t {
         Some(t) => tokio::time::sleep_until(t).await,
         None => std::future::pending().await,
+    }
+}
+#[cfg(test)]
+mod tests {
+    /// A broad crawl keeps an `Origin` per origin it knows in one table (100,000 × the size,
+    /// rounded up to a power of two buckets): what few origins need stays out of line.
+    #[test]
+    fn an_origin_in_the_table_stays_small() {
+        let size = std::mem::size_of::<super::Origin>();
+        assert!(size <= 384, "Origin is {size} bytes");
     }
 }

@@ -316,6 +316,11 @@ impl Scheduler {
         for id in ids {
             if let Some(o) = self.origins.get_mut(id) {
                 o.told_done = true;
+                // Every entry known is in the store (`robots_arrived`, `add_origin`): a broad
+                // crawl's done sites need not hold theirs.
+                if matches!(o.robots, Robots::Known { .. }) {
+                    o.robots = Robots::Stored;
+                }
             }
         }
         sink(CrawlEvent::SiteDone(site.to_string()));
@@ -396,13 +401,16 @@ impl Scheduler {
         o.polite.set_delay(delay);
         // The robots.txt request itself counts: the first page waits the new delay after it.
         o.polite.completed(completed_at);
-        let base = o.base.clone();
+        let base = o.base();
         let sitemaps: Vec<String> = if entry.unreachable_since.is_none() {
             entry.policy.sitemaps().to_vec()
         } else {
             Vec::new()
         };
-        o.robots = Robots::Known { entry, expires };
+        o.robots = Robots::Known {
+            entry: Box::new(entry),
+            expires,
+        };
         if let Some(msg) = parked_msg {
             // Listed in the summary's set-aside origins (with its queued URLs), not here.
             tracing::debug!("{msg}");
