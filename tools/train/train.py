@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Train the content classifier (src/template/content/model.txt) from train_dump's blocks.
 
-  train.py BLOCKS.tsv [--wcxb-types ../wcxb-dev/TYPES.tsv] [--cv site|dataset|type] [--out MODEL]
+  train.py BLOCKS.tsv [--wcxb-types ../wcxb-dev/TYPES.tsv] [--cv site|dataset|type [--only F,...]]
+           [--out MODEL]
            [--rounds N] [--leaves N] [--min-leaf N] [--lr X]
 
 A block is content when most of its tokens lie in gold runs (`covered / tokens >= 0.5`). Each
@@ -193,6 +194,8 @@ def main():
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--stages", type=int, choices=[1, 2], default=2)
     ap.add_argument("--save-oof", help="write the out-of-fold raw scores per block (TSV)")
+    ap.add_argument("--only", help="hold out only these folds (comma-separated dataset or page-type "
+                    "names; --cv dataset|type) and report only their pages")
     a = ap.parse_args()
     cache = a.blocks + ".pkl"
     if os.path.exists(cache) and os.path.getmtime(cache) > os.path.getmtime(a.blocks):
@@ -216,7 +219,16 @@ def main():
             names = sorted(df.ptype.unique())
             fold = df.ptype.map({n: i for i, n in enumerate(names)}).to_numpy()
         pred = np.zeros(len(df))
-        for f in sorted(set(fold)):
+        held = sorted(set(fold))
+        if a.only:
+            wanted = a.only.split(",")
+            if a.cv == "site":
+                sys.exit("--only needs --cv dataset or --cv type")
+            missing = sorted(set(wanted) - set(names))
+            if missing:
+                sys.exit(f"--only: no fold named {missing}; the folds are {names}")
+            held = [names.index(n) for n in wanted]
+        for f in held:
             tr, te = fold != f, fold == f
             if a.stages == 1:
                 m = train(df[tr], cols, a)
@@ -224,7 +236,8 @@ def main():
             else:
                 m1, m2 = two_stage(df[tr].reset_index(drop=True), cols, a)
                 pred[te] = predict_two(m1, m2, df[te].reset_index(drop=True), cols)
-        report(df, pred > 0)
+        rows = np.isin(fold, held)
+        report(df[rows].reset_index(drop=True), pred[rows] > 0)
         if a.save_oof:
             df[["pagekey", "block", "eval_tokens", "covered", "label", "rule_kept", "text"]].assign(
                 raw=pred).to_csv(a.save_oof, sep="\t", index=False)
