@@ -14,7 +14,8 @@ use tokio::time::Instant;
 
 pub struct Politeness {
     delay: Duration,
-    /// Boxed: a broad crawl holds a `Politeness` per origin, and most never get a limiter.
+    /// Boxed: a `Politeness` sits in each origin of a broad crawl's table, where the limiter
+    /// (only with a delay) would more than double its size.
     limiter: Option<Box<Limiter>>,
     /// No request may start before this.
     next_allowed: Instant,

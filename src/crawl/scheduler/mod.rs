@@ -1024,6 +1024,7 @@ async fn sleep_until(t: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
 #[cfg(test)]
 mod tests {
     /// A broad crawl keeps an `Origin` per origin it knows in one table (100,000 × the size,
