@@ -237,8 +237,8 @@ def main():
                 m1, m2 = two_stage(df[tr].reset_index(drop=True), cols, a)
                 pred[te] = predict_two(m1, m2, df[te].reset_index(drop=True), cols)
             if a.only:
-                # Each fold is ~25 CPU-minutes: its figures as soon as they are known.
-                print(f"held out {names[f]}:", flush=True)
+                # A fold takes minutes: its figures as soon as they are known.
+                print(f"held out {names[f]}:")
                 report(df[te].reset_index(drop=True), pred[te] > 0)
                 sys.stdout.flush()
         rows = np.isin(fold, held)
