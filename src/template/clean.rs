@@ -154,7 +154,13 @@ struct Decided {
 impl ClusterModel {
     /// Learn from a cluster's pages and its template path set (`support::template`).
     pub fn learn(pages: &[&Dom], template: &[u64]) -> ClusterModel {
-        Self::learn_scored(pages, template, Features::ALL).0
+        Self::learn_with(pages, template, Features::ALL)
+    }
+
+    /// `learn` with some components off (the dev harness's ablations; the training dump learns
+    /// without the classifier, whose output nothing learned depends on).
+    pub fn learn_with(pages: &[&Dom], template: &[u64], features: Features) -> ClusterModel {
+        Self::learn_scored(pages, template, features).0
     }
 
     /// Learn from a cluster's pages and clean each of them: what `learn` then `clean` per page

@@ -18,9 +18,12 @@ use std::path::PathBuf;
 use thresher::dom::{parse_bytes, Dom, NodeKind};
 use thresher::eval::dataset::Dataset;
 use thresher::eval::metric::token_list;
+use thresher::template::clean::ClusterModel;
 use thresher::template::cluster::{cluster, Algorithm};
 use thresher::template::content::classify;
-use thresher::template::engine::{essential_sets, learn_cluster};
+use thresher::template::content::features::Features;
+use thresher::template::engine::essential_sets;
+use thresher::template::support;
 
 const N: usize = 4;
 
@@ -40,6 +43,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok_or("usage: train_dump OUT.tsv DATASET_DIR...")?,
     );
     let mut out = std::io::BufWriter::new(std::fs::File::create(&out_path)?);
+    let rules_only = Features::ALL
+        .without("classifier")
+        .expect("invariant: the classifier is a component");
     write!(out, "dataset\tsite\tpage\tblock\teval_tokens\tcovered")?;
     for g in ["g_item", "g_run", "g_container", "g_up1", "g_up3"] {
         write!(out, "\t{g}")?;
@@ -69,7 +75,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .map(|&i| essential[i as usize].as_slice())
                     .collect();
-                let (_, model) = learn_cluster(&pages, &sets);
+                // Learned without the classifier: nothing learned depends on its output, and
+                // the dump must not need a model for features it is about to be trained on.
+                let template = support::template(sets.iter().copied());
+                let model = ClusterModel::learn_with(&pages, &template, rules_only);
                 for &i in members {
                     let (stem, _) = &site.html[i as usize];
                     let Some((_, gold_path)) = site.gold.iter().find(|(g, _)| g == stem) else {
