@@ -768,6 +768,26 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn learning_without_the_classifier_gives_the_same_features() {
+        // The training dump learns with the classifier off (it must not need the model it is
+        // about to train): what it writes must be what cleaning reads.
+        let doms = site(6);
+        let essential = essential_sets(&doms);
+        let template = support::template(essential.iter().map(Vec::as_slice));
+        let pages: Vec<&Dom> = doms.iter().collect();
+        let with = ClusterModel::learn(&pages, &template);
+        let rules_only = Features::ALL.without("classifier").expect("a known name");
+        let without = ClusterModel::learn_with(&pages, &template, rules_only);
+        for dom in &doms {
+            let (_, a) = with.block_features(dom);
+            let (_, b) = without.block_features(dom);
+            assert!(!a.rows.is_empty());
+            assert_eq!(a.rows, b.rows);
+            assert_eq!(a.groups, b.groups);
+        }
+    }
+
+    #[test]
     fn the_body_survives_and_the_chaff_goes() {
         let doms = site(6);
         let model = model_for(&doms);
