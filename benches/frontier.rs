@@ -38,7 +38,7 @@ fn status_kb(field: &str) -> u64 {
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[export_name = "_rjem_malloc_conf"]
-static JEMALLOC_CONF: &[u8; 70] = memory::jemalloc::CONF;
+static JEMALLOC_CONF: &[u8; 86] = memory::jemalloc::CONF;
 
 fn main() {
     memory::enable_release(memory::jemalloc::purge);

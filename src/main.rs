@@ -15,7 +15,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc reads its options from this symbol (`memory::jemalloc::CONF` says which and why).
 #[export_name = "_rjem_malloc_conf"]
-static JEMALLOC_CONF: &[u8; 70] = thresher::memory::jemalloc::CONF;
+static JEMALLOC_CONF: &[u8; 86] = thresher::memory::jemalloc::CONF;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
