@@ -761,10 +761,14 @@ pub(crate) mod tests {
     }
 
     fn model_for(doms: &[Dom]) -> ClusterModel {
+        model_with(doms, Features::ALL)
+    }
+
+    fn model_with(doms: &[Dom], features: Features) -> ClusterModel {
         let essential = essential_sets(doms);
         let template = support::template(essential.iter().map(Vec::as_slice));
         let pages: Vec<&Dom> = doms.iter().collect();
-        ClusterModel::learn(&pages, &template)
+        ClusterModel::learn_with(&pages, &template, features)
     }
 
     #[test]
@@ -772,12 +776,8 @@ pub(crate) mod tests {
         // The training dump learns with the classifier off (it must not need the model it is
         // about to train): what it writes must be what cleaning reads.
         let doms = site(6);
-        let essential = essential_sets(&doms);
-        let template = support::template(essential.iter().map(Vec::as_slice));
-        let pages: Vec<&Dom> = doms.iter().collect();
-        let with = ClusterModel::learn(&pages, &template);
-        let rules_only = Features::ALL.without("classifier").expect("a known name");
-        let without = ClusterModel::learn_with(&pages, &template, rules_only);
+        let with = model_for(&doms);
+        let without = model_with(&doms, rules());
         for dom in &doms {
             let (_, a) = with.block_features(dom);
             let (_, b) = without.block_features(dom);

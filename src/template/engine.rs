@@ -163,8 +163,18 @@ pub fn clean_clusters_with(
 /// its pages and their essential path sets — what the crawler recomputes for a cluster that
 /// changed before re-cleaning its pages with `ClusterModel::clean`.
 pub fn learn_cluster(pages: &[&Dom], essential: &[&[u64]]) -> (Vec<u64>, ClusterModel) {
+    learn_cluster_with(pages, essential, Features::ALL)
+}
+
+/// `learn_cluster` with some components off (the training dump learns without the
+/// classifier, whose output nothing learned depends on).
+pub fn learn_cluster_with(
+    pages: &[&Dom],
+    essential: &[&[u64]],
+    features: Features,
+) -> (Vec<u64>, ClusterModel) {
     let template = support::template(essential.iter().copied());
-    let model = ClusterModel::learn(pages, &template);
+    let model = ClusterModel::learn_with(pages, &template, features);
     (template, model)
 }
 

@@ -690,8 +690,8 @@ fn robots_are_respected_by_default_and_ignored_only_when_asked() {
 }
 
 /// The binary runs on jemalloc with the options `memory::jemalloc::CONF` gives (background
-/// purging, 1 s dirty decay, thread caches up to 4 KiB): a broken `_rjem_malloc_conf` export would silently bring back
-/// jemalloc's defaults, and the crawl's peak RSS with them (issue 11).
+/// purging, 1 s dirty decay, thread caches up to 4 KiB): a broken `_rjem_malloc_conf` export
+/// would silently bring back jemalloc's defaults, and the crawl's peak RSS with them (issue 11).
 #[test]
 fn the_binary_allocates_with_jemalloc_and_its_purging_options() {
     let out = Command::new(thresher_bin())

@@ -18,12 +18,10 @@ use std::path::PathBuf;
 use thresher::dom::{parse_bytes, Dom, NodeKind};
 use thresher::eval::dataset::Dataset;
 use thresher::eval::metric::token_list;
-use thresher::template::clean::ClusterModel;
 use thresher::template::cluster::{cluster, Algorithm};
 use thresher::template::content::classify;
 use thresher::template::content::features::Features;
-use thresher::template::engine::essential_sets;
-use thresher::template::support;
+use thresher::template::engine::{essential_sets, learn_cluster_with};
 
 const N: usize = 4;
 
@@ -77,8 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .collect();
                 // Learned without the classifier: nothing learned depends on its output, and
                 // the dump must not need a model for features it is about to be trained on.
-                let template = support::template(sets.iter().copied());
-                let model = ClusterModel::learn_with(&pages, &template, rules_only);
+                let (_, model) = learn_cluster_with(&pages, &sets, rules_only);
                 for &i in members {
                     let (stem, _) = &site.html[i as usize];
                     let Some((_, gold_path)) = site.gold.iter().find(|(g, _)| g == stem) else {

@@ -211,11 +211,7 @@ def main():
     print(f"{len(df)} blocks, {df.pagekey.nunique()} pages, {len(cols)} features", file=sys.stderr)
     if a.cv != "none":
         if a.cv == "site":
-            sites = sorted(set(df.dataset + "/" + df.site))
-            rng = np.random.default_rng(a.seed)
-            rng.shuffle(sites)
-            fold_of = {s: i % 5 for i, s in enumerate(sites)}
-            fold = np.array([fold_of[d + "/" + s] for d, s in zip(df.dataset, df.site)])
+            fold = site_folds(df, 5, a.seed)
         elif a.cv == "dataset":
             names = sorted(df.dataset.unique())
             fold = df.dataset.map({n: i for i, n in enumerate(names)}).to_numpy()
